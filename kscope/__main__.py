@@ -1,0 +1,3 @@
+from kscope.cli import main
+
+raise SystemExit(main())

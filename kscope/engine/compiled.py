@@ -1,0 +1,176 @@
+"""The compiled half: torch.compile, then kernels from the profiler and bytes from inductor."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import torch
+
+from kscope.engine.inductor_capture import GraphCapture, TrafficStore, capture_inductor
+from kscope.engine.kernels import Launch, TraceSummary
+from kscope.engine.profiling import profile_calls, synchronize
+from kscope.engine.provenance import CompiledKernel, compiled_kernels
+from kscope.engine.target import Target
+from kscope.report import GraphBreak, Kernel, ModeResult
+
+WARMUP_CALLS = 2
+
+
+class CompileFailed(Exception):
+    """torch.compile raised; the eager half stays valid."""
+
+
+class _RecordingBackend:
+    """Inductor, plus a note of each graph dynamo hands it and why the graph ended."""
+
+    def __init__(self, user_file: str):
+        self.user_file = user_file
+        self.graphs = 0
+        self.breaks: list[GraphBreak] = []
+        self.stacks: dict[str, dict[str, str]] = {}
+        """compile id -> {graph node name: the user stack trace dynamo recorded for it}"""
+
+    def __call__(self, gm, example_inputs):
+        from torch._inductor.compile_fx import compile_fx
+
+        self.graphs += 1
+        cid = torch._guards.CompileContext.current_compile_id()
+        self.stacks[f"{cid.frame_id}/{cid.frame_compile_id}" if cid else "?"] = {
+            node.name: node.meta["stack_trace"] for node in gm.graph.nodes if node.meta.get("stack_trace")
+        }
+        reason = getattr(gm, "compile_subgraph_reason", None)
+        if reason is not None and reason.graph_break:
+            frames = [f for f in reason.user_stack if _same(f.filename, self.user_file)] or reason.user_stack
+            last = frames[-1] if frames else None
+            self.breaks.append(
+                GraphBreak(
+                    reason=str(reason.reason),
+                    line=last.lineno if last else None,
+                    file=last.filename if last else None,
+                )
+            )
+        return compile_fx(gm, example_inputs)
+
+
+def _same(a: str, b: str) -> bool:
+    import os.path
+
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def run_compiled(
+    target: Target, device: torch.device, calls: int, user_file: str, store: TrafficStore
+) -> ModeResult:
+    torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
+    backend = _RecordingBackend(user_file)
+    compiled = torch.compile(target.fn, backend=backend)
+
+    def call():
+        return compiled(*target.args)
+
+    with capture_inductor() as graphs:
+        start = time.perf_counter()
+        try:
+            call()
+            synchronize(device)
+        except Exception as e:
+            raise CompileFailed(e) from e
+        compile_s = time.perf_counter() - start
+    for _ in range(WARMUP_CALLS):
+        call()
+        synchronize(device)
+    timed = profile_calls(call, device, calls)
+
+    source = _fill_bytes(graphs, store, target, device)
+    by_graph = {
+        cid: compiled_kernels(
+            provenance=g.provenance,
+            post_to_pre=g.post_to_pre,
+            stack_traces=g.stack_traces,
+            dynamo_stacks=backend.stacks.get(cid, {}),
+            output_code=g.code,
+            post_grad_graph=g.post_grad_graph,
+            kernel_bytes=store.get(g.code_hash),
+            user_file=user_file,
+        )
+        for cid, g in graphs.items()
+        if g.code
+    }
+    kernels = _kernel_rows(timed, calls, by_graph)
+    return ModeResult(
+        launches=len(timed.launches) / calls,
+        bytes_read=sum(k.bytes_read for k in kernels),
+        bytes_written=sum(k.bytes_written for k in kernels),
+        kernel_time_us=sum(k.time_us for k in kernels),
+        kernels=tuple(kernels),
+        memcpy=round(timed.memcpy / calls),
+        memset=round(timed.memset / calls),
+        calls=calls,
+        compile_s=compile_s,
+        graphs=backend.graphs,
+        graph_breaks=tuple(backend.breaks),
+        traffic_source=source,
+    )
+
+
+def _fill_bytes(graphs: dict[str, GraphCapture], store: TrafficStore, target: Target, device) -> str:
+    """Make sure the store holds inductor's bytes for every graph's code. A fresh compile logged
+    them; a cache hit did not, so fall back to kscope's store, and if that has none either,
+    compile once more with inductor's caches off to have inductor count them."""
+    missing = False
+    for g in graphs.values():
+        if not g.code:
+            continue
+        if g.nodes is not None:
+            store.put(g.code_hash, g.kernel_bytes())
+        elif store.get(g.code_hash) is None:
+            missing = True
+    if not missing:
+        hits = sum(1 for g in graphs.values() if g.code and g.nodes is None)
+        return "inductor" + (f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else "")
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
+        enable_autograd_cache=False
+    ), capture_inductor() as fresh:
+        torch.compile(target.fn, backend=_RecordingBackend(""))(*target.args)
+        synchronize(device)
+    for g in fresh.values():
+        if g.code and g.nodes is not None:
+            store.put(g.code_hash, g.kernel_bytes())
+    return "inductor (recompiled without inductor's cache to count bytes)"
+
+
+def _kernel_rows(timed: TraceSummary, calls: int, by_graph: dict[str, list[CompiledKernel]]) -> list[Kernel]:
+    groups: dict[tuple, list[Launch]] = {}
+    for launch in timed.launches:
+        groups.setdefault((launch.region, launch.name), []).append(launch)
+    names = defaultdict(set)
+    for region, name in groups:
+        names[name].add(region)
+    rows = []
+    for (region, name), launches in groups.items():
+        graph = by_graph.get(region or "", [])
+        # On CUDA a library kernel (a cuBLAS gemm) is known by the ATen op that launched it.
+        matches = [k for k in graph if k.name == name] or [
+            k for k in graph if k.kind == "extern" and k.name == launches[0].owner_name
+        ]
+        per_call = len(launches) / calls
+        # Several entries of one name in a graph (two aten::mm calls) are launched in turn.
+        repeat = per_call / len(matches) if matches else 0
+        known = [k for k in matches if k.bytes_read is not None]
+        rows.append(
+            Kernel(
+                name=name if len(names[name]) == 1 else f"{name} [{region}]",
+                launches=per_call,
+                time_us=sum(x.dur_us for x in launches) / calls,
+                bytes_read=round(sum(k.bytes_read for k in known) * repeat),
+                bytes_written=round(sum(k.bytes_written for k in known) * repeat),
+                fused=bool(matches) and matches[0].kind == "kernel",
+                ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
+                lines=tuple(sorted({line for k in matches for line in k.lines})),
+                code=next((k.code for k in matches if k.code), None),
+                kind=launches[0].kind,
+            )
+        )
+    return rows

@@ -1,0 +1,211 @@
+"""Profiler chrome-trace events -> launches.
+
+One set of rules reads both a live profile (exported as a chrome trace) and a saved trace file,
+so `kscope trace.json` and the live engine agree. Pure Python: no torch import here.
+
+Rules:
+- CUDA (the trace holds device events): a launch is a device event of category "kernel";
+  "gpu_memcpy" and "gpu_memset" are counted apart. A kernel is tied to the CPU op that launched
+  it through the runtime call that shares its "correlation" id.
+- CPU: a launch is an inductor C++ kernel (`graph_N_cpp_fused_*`, recorded when
+  `cpp.enable_kernel_profile` is on), or an ATen op with no ATen op above it that does work:
+  itself or an op below it is not a view, metadata or allocation (`aten::relu` calling
+  `aten::clamp_min` is one launch, `aten::reshape` calling only `aten::view` is none).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+# Views, metadata and allocation: ATen ops that move no data by themselves. Composite ops that
+# may or may not copy (reshape, contiguous, to, ...) are listed too: their children decide.
+NONWORK_OPS = frozenset(
+    "aten::" + n
+    for n in """
+    alias as_strided broadcast_tensors chunk conj _conj detach detach_ diagonal dim empty
+    empty_like empty_strided expand expand_as flatten imag is_nonzero item lift_fresh
+    _local_scalar_dense movedim moveaxis narrow new_empty new_empty_strided numel permute real
+    reshape _reshape_alias resize_ resolve_conj resolve_neg result_type select set_ size slice
+    split split_with_sizes squeeze stride swapaxes t transpose type_as unbind unflatten unfold
+    unsqueeze view view_as view_as_complex view_as_real _unsafe_view contiguous to
+    _has_compatible_shallow_copy_type _nested_tensor_from_mask_left_aligned tensor_split
+    """.split()
+)
+
+_CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?(cpp_\w+)$")
+_REGION = re.compile(r"^Torch-Compiled Region: (\d+/\d+)")
+_COMPILED_GRAPH = "## Call CompiledFxGraph"
+MARKER_PREFIX = "kscope::op#"
+
+
+@dataclass
+class Launch:
+    name: str
+    dur_us: float
+    kind: str
+    """"kernel" (device kernel or inductor kernel), "op" (eager ATen op), "extern" (ATen op run by compiled code)."""
+    region: str | None = None
+    """The torch.compile frame ("0/0") it ran under, if any."""
+    owner: int | None = None
+    """Index of the top-level CPU op it belongs to (for joining with dispatch accounting)."""
+    owner_name: str | None = None
+
+
+@dataclass
+class TraceSummary:
+    device: str
+    launches: list[Launch] = field(default_factory=list)
+    memcpy: int = 0
+    memset: int = 0
+    markers: dict[int, int] = field(default_factory=dict)
+    """kscope marker number -> index of the top-level op it ran under."""
+
+
+@dataclass
+class _Node:
+    idx: int
+    ev: dict
+    parent: _Node | None = None
+    children: list[_Node] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.ev.get("name", "")
+
+    def ancestors(self) -> Iterable[_Node]:
+        p = self.parent
+        while p is not None:
+            yield p
+            p = p.parent
+
+    def walk(self) -> Iterable[_Node]:
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+def load_trace(path: str) -> list[dict]:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    return data["traceEvents"] if isinstance(data, dict) else data
+
+
+def summarize(
+    events: list[dict], is_nonwork: Callable[[str], bool] | None = None
+) -> TraceSummary:
+    """Classify a trace's events into launches (see the module docstring for the rules)."""
+    nonwork = is_nonwork or (lambda name: name in NONWORK_OPS)
+    nodes = _build_cpu_forest(events)
+    is_cuda = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
+    summary = TraceSummary(device="cuda" if is_cuda else "cpu")
+    top_of = {n.idx: _top_aten(n) for n in nodes}
+
+    for n in nodes:
+        if n.name.startswith(MARKER_PREFIX):
+            top = top_of[n.idx]
+            summary.markers[int(n.name[len(MARKER_PREFIX):])] = top.idx if top else -1
+
+    if is_cuda:
+        by_corr = {}
+        for n in nodes:
+            corr = n.ev.get("args", {}).get("correlation")
+            if corr is not None and n.ev.get("cat") in ("cuda_runtime", "cuda_driver"):
+                by_corr[corr] = n
+        for e in events:
+            cat = e.get("cat")
+            if cat == "gpu_memcpy":
+                summary.memcpy += 1
+            elif cat == "gpu_memset":
+                summary.memset += 1
+            elif cat == "kernel":
+                launcher = by_corr.get(e.get("args", {}).get("correlation"))
+                top = top_of.get(launcher.idx) if launcher else None
+                summary.launches.append(
+                    Launch(
+                        name=e.get("name", ""),
+                        dur_us=float(e.get("dur", 0.0)),
+                        kind="kernel",
+                        region=_region(launcher) if launcher else None,
+                        owner=top.idx if top else None,
+                        owner_name=top.name if top else None,
+                    )
+                )
+        summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
+        return summary
+
+    for n in nodes:
+        m = _CPP_KERNEL.match(n.name)
+        if m and n.ev.get("cat") == "cpu_op":
+            summary.launches.append(
+                Launch(m.group(1), float(n.ev.get("dur", 0.0)), "kernel", _region(n), n.idx, n.name)
+            )
+        elif n.name.startswith("aten::") and top_of[n.idx] is n:
+            if all(nonwork(d.name) for d in n.walk() if d.name.startswith("aten::")):
+                continue
+            in_graph = any(a.name.startswith(_COMPILED_GRAPH) for a in n.ancestors())
+            summary.launches.append(
+                Launch(
+                    n.name,
+                    float(n.ev.get("dur", 0.0)),
+                    "extern" if in_graph else "op",
+                    _region(n),
+                    n.idx,
+                    n.name,
+                )
+            )
+    return summary
+
+
+def _build_cpu_forest(events: list[dict]) -> list[_Node]:
+    """Nest host-side complete events by time on each thread; return them in time order."""
+    host = [
+        e
+        for e in events
+        if e.get("ph") == "X"
+        and e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
+    ]
+    host.sort(key=lambda e: (e.get("pid"), e.get("tid"), float(e.get("ts", 0)), -float(e.get("dur", 0))))
+    nodes: list[_Node] = []
+    stack: list[_Node] = []
+    thread = None
+    for i, e in enumerate(host):
+        key = (e.get("pid"), e.get("tid"))
+        if key != thread:
+            stack, thread = [], key
+        node = _Node(i, e)
+        start = float(e.get("ts", 0))
+        while stack and start >= _end(stack[-1].ev):
+            stack.pop()
+        if stack:
+            node.parent = stack[-1]
+            stack[-1].children.append(node)
+        stack.append(node)
+        nodes.append(node)
+    nodes.sort(key=lambda n: float(n.ev.get("ts", 0)))
+    return nodes
+
+
+def _end(e: dict) -> float:
+    return float(e.get("ts", 0)) + float(e.get("dur", 0))
+
+
+def _top_aten(n: _Node) -> _Node | None:
+    """The outermost ATen op at or above n."""
+    top = n if n.name.startswith("aten::") else None
+    for a in n.ancestors():
+        if a.name.startswith("aten::"):
+            top = a
+    return top
+
+
+def _region(n: _Node) -> str | None:
+    for a in (n, *n.ancestors()):
+        m = _REGION.match(a.name)
+        if m:
+            return m.group(1)
+    return None

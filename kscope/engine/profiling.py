@@ -1,0 +1,53 @@
+"""Run a callable under torch.profiler and read the trace with kernels.summarize."""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from collections.abc import Callable
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from kscope.engine.kernels import NONWORK_OPS, TraceSummary, load_trace, summarize
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def profile_calls(fn: Callable[[], object], device: torch.device, calls: int) -> TraceSummary:
+    """Profile `calls` calls of fn (synchronizing after each on CUDA) and summarize the trace."""
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            fn()
+            synchronize(device)
+    fd, path = tempfile.mkstemp(prefix="kscope-", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        return summarize(load_trace(path), is_nonwork)
+    finally:
+        os.unlink(path)
+
+
+@functools.lru_cache(maxsize=None)
+def is_nonwork(name: str) -> bool:
+    """A view, metadata or allocation op: the static list, or an op all of whose overloads are views."""
+    if name in NONWORK_OPS:
+        return True
+    if not name.startswith("aten::"):
+        return False
+    packet = getattr(torch.ops.aten, name[len("aten::"):], None)
+    if packet is None:
+        return False
+    try:
+        overloads = [getattr(packet, o) for o in packet.overloads()]
+    except (AttributeError, RuntimeError):
+        return False
+    return bool(overloads) and all(o.is_view for o in overloads)

@@ -1,0 +1,110 @@
+"""One run: load the file, run the target eagerly and compiled, and build the Report."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+
+from kscope.engine.compiled import CompileFailed, run_compiled
+from kscope.engine.eager import run_eager
+from kscope.engine.inductor_capture import TrafficStore, configure_inductor
+from kscope.engine.target import TargetError, prepare
+from kscope.report import Report, RunError
+
+DEFAULT_CALLS = 5
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    file: str
+    target: str | None = None
+    device: str = "auto"
+    calls: int = DEFAULT_CALLS
+    n: int | None = None
+
+
+_store: TrafficStore | None = None
+
+
+def pick_device(choice: str) -> torch.device:
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise TargetError("device", "--device cuda: no CUDA device is available here (try --device cpu)")
+    return torch.device(choice)
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -> Report:
+    """Run both modes; errors become RunErrors in the Report, never exceptions."""
+    global _store
+    configure_inductor()
+    _store = _store or TrafficStore()
+    start = time.perf_counter()
+    path = os.path.abspath(request.file)
+    report = Report(file=path, target=request.target or "", torch_version=torch.__version__)
+    try:
+        device = pick_device(request.device)
+        report = replace(report, device=device.type, device_name=device_name(device))
+        target = prepare(path, request.target, device, request.n)
+    except TargetError as e:
+        return _done(report, start, RunError(e.stage, "TargetError", e.message, path, e.line))
+    except BaseException as e:  # the user's module raised while loading
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return _done(report, start, user_error("load", e, path))
+
+    largest = max((a.nbytes for a in target.args if isinstance(a, torch.Tensor)), default=0)
+    report = replace(report, target=target.name, largest_input_bytes=largest, notes=target.notes)
+    try:
+        eager = run_eager(target, device, request.calls, path)
+    except Exception as e:
+        return _done(report, start, user_error("eager", e, path))
+    report = replace(report, eager=eager)
+    if on_eager is not None:
+        on_eager(replace(report, wall_s=time.perf_counter() - start))
+    try:
+        compiled = run_compiled(target, device, request.calls, path, _store)
+    except CompileFailed as e:
+        return _done(report, start, user_error("compile", e.__cause__ or e, path))
+    except Exception as e:
+        return _done(report, start, user_error("compiled", e, path))
+    return _done(replace(report, compiled=compiled), start)
+
+
+def _done(report: Report, start: float, error: RunError | None = None) -> Report:
+    errors = report.errors + ((error,) if error else ())
+    return replace(report, errors=errors, wall_s=time.perf_counter() - start)
+
+
+def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
+    """The exception, placed at the deepest frame of the user's file (or its SyntaxError line)."""
+    file = line = None
+    if isinstance(exc, SyntaxError) and exc.filename:
+        file, line = exc.filename, exc.lineno
+    else:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if os.path.realpath(frame.filename) == os.path.realpath(user_file):
+                file, line = frame.filename, frame.lineno
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if stage == "load" and "CUDA" in str(exc) and not torch.cuda.is_available():
+        message += " (no CUDA device here: create tensors in `def inputs(device):` so kscope can choose)"
+    return RunError(stage=stage, type=type(exc).__name__, message=message[:500], file=file, line=line)
