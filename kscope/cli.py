@@ -1,0 +1,106 @@
+"""Command line: `kscope FILE.py[:FUNCTION]` (the live app), `--once` / `--json`, or a saved trace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def split_target(spec: str) -> tuple[str, str | None]:
+    """"path/file.py:fn" -> ("path/file.py", "fn"); a plain path -> (path, None)."""
+    path, sep, name = spec.rpartition(":")
+    if sep and name.isidentifier() and path:
+        return path, name
+    return spec, None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="kscope",
+        description="Live kernel inspector for PyTorch: eager vs torch.compile, on every save.",
+    )
+    parser.add_argument("target", help="FILE.py[:FUNCTION], or a profiler trace (.json / .json.gz) to summarise")
+    parser.add_argument("--once", action="store_true", help="run once, print the report and exit")
+    parser.add_argument("--json", action="store_true", help="with --once: print only the Report as JSON on stdout")
+    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="default: cuda when available")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
+    )
+    parser.add_argument("--calls", type=int, default=5, help="calls profiled per mode (figures are per call)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.json and not args.once:
+        args.once = True
+    if args.target.endswith((".json", ".json.gz")):
+        return summarise_trace(args.target)
+    path, name = split_target(args.target)
+    problem = check_file(path)
+    if problem:
+        print(f"kscope: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.once:
+        return run_once_cli(path, name, args)
+    from kscope.app import run_app  # textual is imported only for the live app
+
+    return run_app(path, name, device=args.device, timeout=args.timeout, calls=args.calls)
+
+
+def check_file(path: str) -> str | None:
+    if not os.path.exists(path):
+        return f"{path}: no such file"
+    if os.path.isdir(path):
+        return f"{path}: is a directory; give a Python file, e.g. {os.path.join(path, 'model.py')}"
+    if not path.endswith(".py"):
+        return f"{path}: not a .py file"
+    return None
+
+
+def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
+    from kscope.once import run_once
+
+    # With --json, stdout carries the JSON alone: the user's prints and logs go to stderr.
+    report = run_once(path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno())
+    code = EXIT_OK if report.ok else EXIT_RUN_FAILED
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return code
+    if report.errors and report.eager is None:
+        # Nothing ran: one clear line per error, no table.
+        for e in report.errors:
+            where = f"{os.path.relpath(e.file)}:{e.line}: " if e.file and e.line else ""
+            detail = e.message if e.type == "TargetError" else f"{e.type}: {e.message}"
+            print(f"kscope: {where}{detail}", file=sys.stderr)
+        return code
+    from rich.console import Console
+
+    from kscope.render import render_report
+
+    Console().print(render_report(report))
+    return code
+
+
+def summarise_trace(path: str) -> int:
+    if not os.path.isfile(path):
+        print(f"kscope: {path}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    from rich.console import Console
+
+    from kscope.engine.kernels import load_trace, summarize
+    from kscope.render import render_trace
+
+    try:
+        events = load_trace(path)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"kscope: {path}: not a profiler trace ({e})", file=sys.stderr)
+        return EXIT_USAGE
+    Console().print(render_trace(path, summarize(events)))
+    return EXIT_OK

@@ -1,0 +1,49 @@
+"""One run in a fresh worker, with a time limit: what `--once` does."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from kscope.report import Report, RunError
+from kscope.worker_client import Worker, WorkerDied
+
+
+def run_once(file: str, target: str | None, device: str, timeout: float, calls: int, stdout=None) -> Report:
+    """Run in a worker whose output goes to `stdout` (kscope's stderr for --json). A run past
+    `timeout` seconds (not counting torch's start-up) is stopped and reported."""
+    worker = Worker(stdout=stdout, stderr=stdout)
+    worker.start()
+    base = Report(file=os.path.abspath(file), target=target or "")
+    partial: Report | None = None
+    try:
+        worker.wait_ready()
+        worker.send({"file": file, "target": target, "device": device, "calls": calls})
+        deadline = time.monotonic() + timeout
+        while True:
+            message = worker.read(max(0.0, deadline - time.monotonic()))
+            if message is None:
+                worker.kill()
+                stopped = RunError(
+                    stage="timeout",
+                    type="Timeout",
+                    message=f"stopped after {timeout:g} s (--timeout); the target may loop forever or be very slow",
+                    file=base.file,
+                )
+                return _with_error(partial or base, stopped)
+            report = Report.from_dict(message.report)
+            if message.type == "eager":
+                partial = report
+            elif message.type == "report":
+                return report
+    except WorkerDied as e:
+        crashed = RunError(stage="crash", type="WorkerDied", message=str(e), file=base.file)
+        return _with_error(partial or base, crashed)
+    finally:
+        worker.stop()
+
+
+def _with_error(report: Report, error: RunError) -> Report:
+    from dataclasses import replace
+
+    return replace(report, errors=report.errors + (error,))

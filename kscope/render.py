@@ -1,0 +1,181 @@
+"""Rich renderables for `--once`: the Report as tables, eager and compiled side by side."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kscope.report import Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
+
+
+def short_name(name: str, width: int = 48) -> str:
+    """A readable kernel name: CUDA template arguments folded, long names cut in the middle."""
+    folded, depth = [], 0
+    for ch in name:
+        if ch == "<":
+            if depth == 0:
+                folded.append("<…>")
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            folded.append(ch)
+    text = "".join(folded)
+    if text.startswith("void "):
+        text = text[5:]
+    if len(text) > width:
+        half = (width - 1) // 2
+        text = text[:half] + "…" + text[-(width - 1 - half):]
+    return text
+
+
+def header(report: Report) -> Text:
+    where = f"{os.path.relpath(report.file)}:{report.target}" if report.target else os.path.relpath(report.file)
+    device = report.device + (f" ({report.device_name})" if report.device_name else "")
+    text = Text()
+    text.append("kscope ", style="bold")
+    text.append(where, style="bold cyan")
+    text.append(f"  {device}  torch {report.torch_version}", style="dim")
+    return text
+
+
+def transfers(report: Report, nbytes: int) -> str:
+    t = report.transfers(nbytes)
+    return "" if t is None else f"{t:.1f}×"
+
+
+def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
+    table = Table(title=title, title_justify="left", expand=True, pad_edge=False)
+    table.add_column("kernel", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
+    for column in ("launches", "µs/call", "read", "written", "lines"):
+        table.add_column(column, justify="right", no_wrap=True)
+    if mode is None:
+        table.add_row(Text("no result", style="red"), "", "", "", "", "")
+        return table
+    for k in mode.kernels:
+        table.add_row(*_kernel_cells(k))
+    table.add_section()
+    table.add_row(
+        Text("per call", style="bold"),
+        fmt_count(mode.launches),
+        f"{mode.kernel_time_us:.1f}",
+        fmt_bytes(mode.bytes_read),
+        fmt_bytes(mode.bytes_written),
+        "",
+    )
+    table.caption = (
+        f"traffic {fmt_bytes(mode.bytes_total)} = {transfers(report, mode.bytes_total)} array-sized transfers"
+        + (f", {mode.achieved_gbps:.1f} GB/s" if mode.achieved_gbps else "")
+        + (f"; memcpy {mode.memcpy}, memset {mode.memset}" if mode.memcpy or mode.memset else "")
+    )
+    return table
+
+
+def _kernel_cells(k: Kernel) -> list[RenderableType]:
+    name = Text(short_name(k.name), style="bold green" if k.fused else "")
+    if k.kind == "extern":
+        name.append(" (extern)", style="dim")
+    return [
+        name,
+        fmt_count(k.launches),
+        f"{k.time_us:.1f}",
+        fmt_bytes(k.bytes_read),
+        fmt_bytes(k.bytes_written),
+        ",".join(str(x) for x in k.lines),
+    ]
+
+
+def fused_table(mode: ModeResult) -> Table | None:
+    fused = [k for k in mode.kernels if k.fused]
+    if not fused:
+        return None
+    table = Table(title="fused kernels", title_justify="left", expand=True, pad_edge=False)
+    table.add_column("kernel", style="green")
+    table.add_column("ops fused", overflow="fold")
+    for k in fused:
+        table.add_row(short_name(k.name), ", ".join(k.ops))
+    return table
+
+
+def compile_line(mode: ModeResult) -> Text:
+    text = Text()
+    if mode.compile_s is not None:
+        text.append(f"compile {mode.compile_s:.2f} s, ")
+    text.append(f"{mode.graphs} graph{'s' if mode.graphs != 1 else ''}")
+    if mode.graph_breaks:
+        text.append(f", {len(mode.graph_breaks)} graph break(s):", style="bold yellow")
+        for b in mode.graph_breaks:
+            text.append(f"\n  line {b.line}: {b.reason}", style="yellow")
+    return text
+
+
+def errors_text(report: Report) -> Text:
+    text = Text()
+    for e in report.errors:
+        where = os.path.relpath(e.file) if e.file else ""
+        if e.line:
+            where += f":{e.line}"
+        text.append(f"error ({e.stage}) ", style="bold red")
+        text.append(f"{where} " if where else "")
+        text.append(f"{e.type}: {e.message}\n" if e.type not in ("TargetError",) else f"{e.message}\n")
+    return text
+
+
+class SideBySide:
+    """Two renderables side by side when the console is wide enough, else one above the other."""
+
+    def __init__(self, left: RenderableType, right: RenderableType, min_width: int = 140):
+        self.left, self.right, self.min_width = left, right, min_width
+
+    def __rich_console__(self, console, options):
+        if options.max_width < self.min_width:
+            yield self.left
+            yield self.right
+            return
+        grid = Table.grid(expand=True, padding=(0, 2))
+        grid.add_column(ratio=1)
+        grid.add_column(ratio=1)
+        grid.add_row(self.left, self.right)
+        yield grid
+
+
+def render_report(report: Report) -> RenderableType:
+    parts: list[RenderableType] = [header(report)]
+    if report.eager or report.compiled:
+        parts.append(
+            SideBySide(mode_table(report, "eager", report.eager), mode_table(report, "compiled", report.compiled))
+        )
+        parts.append(Text(summary_line(report), style="bold"))
+    if report.compiled:
+        parts.append(compile_line(report.compiled))
+        fused = fused_table(report.compiled)
+        if fused is not None:
+            parts.append(fused)
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style="dim"))
+    if report.errors:
+        parts.append(errors_text(report))
+    return Group(*parts)
+
+
+def render_trace(path: str, summary) -> RenderableType:
+    """A saved profiler trace: launches per kernel name."""
+    counts: dict[str, list[float]] = {}
+    for launch in summary.launches:
+        entry = counts.setdefault(launch.name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += launch.dur_us
+    table = Table(title=f"{os.path.basename(path)}: {summary.device} trace", title_justify="left", expand=True)
+    table.add_column("kernel", overflow="fold", ratio=3)
+    table.add_column("launches", justify="right")
+    table.add_column("µs total", justify="right")
+    for name, (n, us) in sorted(counts.items(), key=lambda kv: -kv[1][1]):
+        table.add_row(short_name(name, 80), str(n), f"{us:.1f}")
+    caption = f"{len(summary.launches)} launches"
+    if summary.device == "cuda":
+        caption += f", memcpy {summary.memcpy}, memset {summary.memset} (not counted as kernels)"
+    table.caption = caption
+    return table

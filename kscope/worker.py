@@ -1,0 +1,113 @@
+"""The worker process: imports torch once, then runs one request after another.
+
+Started by kscope.worker_client as `python -m kscope.worker REQUEST_FD RESULT_FD`. Requests and
+results are JSON lines on their own pipes, so whatever the user's code prints (on fd 1 and 2,
+which the parent points wherever it likes) can never corrupt them, and `input()` in user code
+reads an empty stdin instead of kscope's requests.
+
+Messages sent: {"type": "ready"}, then per request {"type": "eager", "id", "report"} as soon as
+the eager half is done and {"type": "report", "id", "report"} at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+import warnings
+
+
+def _send(out, message: dict) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
+
+
+def warm_inductor() -> None:
+    """Pay the process's first-compile cost now, before the user saves anything."""
+    import torch
+
+    torch.compile(lambda x: (x + 1).relu())(torch.ones(8))
+    torch._dynamo.reset()
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill this process when kscope dies (an SSH session dropping,
+    kill -9), so no worker is left holding a GPU. The parent starts us from its main thread:
+    the signal fires when the thread that started us ends."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent is already gone
+        os._exit(1)
+
+
+# Lines torch's C++ side prints on every profiler start and stop; not the user's output.
+_NOISE = re.compile(rb"^USDT:.*profiler_(start|stop)\s*$")
+
+
+def _filter_output() -> None:
+    """Route fds 1 and 2 through a thread that drops torch's profiler chatter line by line."""
+    for fd in (1, 2):
+        read_end, write_end = os.pipe()
+        target = os.dup(fd)
+        os.dup2(write_end, fd)
+        os.close(write_end)
+
+        def pump(read_end=read_end, target=target):
+            with os.fdopen(read_end, "rb", buffering=0) as src:
+                pending = b""
+                while chunk := src.read(65536):
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    kept = b"".join(line + b"\n" for line in lines if not _NOISE.match(line))
+                    if kept:
+                        os.write(target, kept)
+                if pending:
+                    os.write(target, pending)
+
+        threading.Thread(target=pump, daemon=True, name=f"kscope-output-{fd}").start()
+
+
+def main(argv: list[str]) -> int:
+    _die_with_parent()
+    _filter_output()
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    request_fd, result_fd = int(argv[0]), int(argv[1])
+    warm = "--warm" in argv
+    requests = os.fdopen(request_fd, "r", encoding="utf-8")
+    results = os.fdopen(result_fd, "w", encoding="utf-8")
+
+    from kscope.engine.run import RunRequest, run  # imports torch
+
+    if warm:
+        from kscope.engine.inductor_capture import configure_inductor
+
+        configure_inductor()
+        warm_inductor()
+    _send(results, {"type": "ready"})
+    for line in requests:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        rid = message.pop("id", None)
+        request = RunRequest(**message)
+
+        def on_eager(report, rid=rid):
+            _send(results, {"type": "eager", "id": rid, "report": report.to_dict()})
+
+        report = run(request, on_eager=on_eager)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _send(results, {"type": "report", "id": rid, "report": report.to_dict()})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
