@@ -125,11 +125,13 @@ class _Listener(logging.Handler):
         cid = f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}"
         if "inductor_output_code" in meta and payload:
             self._graph(cid).code = payload
-        elif "inductor_post_grad_graph" in meta and payload:
+        elif "inductor_post_grad_graph" in meta and payload:  # a cache hit logs it on its own
             self._graph(cid).post_grad_graph = payload
         elif "artifact" in meta and payload:
             name = meta["artifact"].get("name")
-            if name == "inductor_provenance_tracking_node_mappings":
+            if name == "inductor_post_grad_graph":  # a fresh compile logs it as an artifact
+                self._graph(cid).post_grad_graph = payload
+            elif name == "inductor_provenance_tracking_node_mappings":
                 mapping = json.loads(payload)
                 self._graph(cid).provenance = mapping.get("cppCodeToPost", {})
                 self._graph(cid).post_to_pre = mapping.get("postToPre", {})
