@@ -1,5 +1,5 @@
-"""A linear layer then GELU: compiled leaves the matmul to the vendor library (an extern
-aten::mm / addmm) and fuses the bias add and GELU into one epilogue kernel after it."""
+"""A linear layer then GELU: compiled leaves the matmul to the library (an extern kernel) and
+fuses what follows into one epilogue. CPU: addmm (bias inside) + gelu; CUDA: mm + fused add+gelu."""
 
 import torch
 import torch.nn.functional as F
@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 def linear_gelu(x, w, b):
     # Inductor does not write its own matmul here; it calls the library's (shown as extern).
-    # The bias add and GELU are pointwise on the matmul's output, so they fuse into one kernel.
+    # GELU is pointwise on the matmul's output, so it runs in one kernel right after. On CUDA
+    # inductor moves the bias add out of addmm into that kernel too; on CPU addmm keeps it.
     return F.gelu(x @ w + b)
 
 

@@ -60,8 +60,15 @@ def _same(a: str, b: str) -> bool:
 
 
 def run_compiled(
-    target: Target, device: torch.device, calls: int, user_file: str, store: TrafficStore
+    target: Target,
+    device: torch.device,
+    calls: int,
+    user_file: str,
+    store: TrafficStore,
+    eager_per_launch: dict | None = None,
 ) -> ModeResult:
+    """`eager_per_launch` gives bytes to launches that ran outside any compiled graph (code dynamo
+    left to run eagerly): the same ops, accounted the eager way."""
     torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
     backend = _RecordingBackend(user_file)
     compiled = torch.compile(target.fn, backend=backend)
@@ -97,7 +104,7 @@ def run_compiled(
         for cid, g in graphs.items()
         if g.code
     }
-    kernels = _kernel_rows(timed, calls, by_graph)
+    kernels = _kernel_rows(timed, calls, by_graph, eager_per_launch or {})
     return ModeResult(
         launches=len(timed.launches) / calls,
         bytes_read=sum(k.bytes_read for k in kernels),
@@ -141,7 +148,9 @@ def _fill_bytes(graphs: dict[str, GraphCapture], store: TrafficStore, target: Ta
     return "inductor (recompiled without inductor's cache to count bytes)"
 
 
-def _kernel_rows(timed: TraceSummary, calls: int, by_graph: dict[str, list[CompiledKernel]]) -> list[Kernel]:
+def _kernel_rows(
+    timed: TraceSummary, calls: int, by_graph: dict[str, list[CompiledKernel]], eager_per_launch: dict
+) -> list[Kernel]:
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
         groups.setdefault((launch.region, launch.name), []).append(launch)
@@ -159,16 +168,23 @@ def _kernel_rows(timed: TraceSummary, calls: int, by_graph: dict[str, list[Compi
         # Several entries of one name in a graph (two aten::mm calls) are launched in turn.
         repeat = per_call / len(matches) if matches else 0
         known = [k for k in matches if k.bytes_read is not None]
+        read = round(sum(k.bytes_read for k in known) * repeat)
+        written = round(sum(k.bytes_written for k in known) * repeat)
+        lines = {line for k in matches for line in k.lines}
+        if not matches and name in eager_per_launch:
+            one_read, one_written, eager_lines = eager_per_launch[name]
+            read, written = round(one_read * per_call), round(one_written * per_call)
+            lines.update(eager_lines)
         rows.append(
             Kernel(
                 name=name if len(names[name]) == 1 else f"{name} [{region}]",
                 launches=per_call,
                 time_us=sum(x.dur_us for x in launches) / calls,
-                bytes_read=round(sum(k.bytes_read for k in known) * repeat),
-                bytes_written=round(sum(k.bytes_written for k in known) * repeat),
+                bytes_read=read,
+                bytes_written=written,
                 fused=bool(matches) and matches[0].kind == "kernel",
                 ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
-                lines=tuple(sorted({line for k in matches for line in k.lines})),
+                lines=tuple(sorted(lines)),
                 code=next((k.code for k in matches if k.code), None),
                 kind=launches[0].kind,
             )

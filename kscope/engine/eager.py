@@ -15,7 +15,9 @@ from kscope.report import Kernel, ModeResult
 WARMUP_CALLS = 2
 
 
-def run_eager(target: Target, device: torch.device, calls: int, user_file: str) -> ModeResult:
+def run_eager(target: Target, device: torch.device, calls: int, user_file: str) -> tuple[ModeResult, dict]:
+    """The eager ModeResult, and per launch name the (bytes read, bytes written, lines) of one
+    launch, which the compiled half uses for ops that run outside any compiled graph."""
     def call():
         return target.fn(*target.args)
 
@@ -38,7 +40,13 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
 
     per_name = _accounted_per_name(accounting, by_owner)
     kernels = aggregate(timed, calls, lambda name: per_name.get(name, (0, 0, ())), fused=False)
-    return ModeResult(
+    counts: dict[str, int] = defaultdict(int)
+    for launch in accounting.launches:
+        counts[launch.name] += 1
+    per_launch = {
+        name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in per_name.items()
+    }
+    result = ModeResult(
         launches=len(timed.launches) / calls,
         bytes_read=sum(op.read for op in mode.ops),
         bytes_written=sum(op.written for op in mode.ops),
@@ -49,6 +57,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
         calls=calls,
         traffic_source="dispatch accounting: each op reads each distinct input storage once, writes its outputs",
     )
+    return result, per_launch
 
 
 def _accounted_per_name(accounting: TraceSummary, by_owner: dict[int, list]) -> dict[str, tuple[int, int, tuple]]:

@@ -75,14 +75,14 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
     largest = max((a.nbytes for a in target.args if isinstance(a, torch.Tensor)), default=0)
     report = replace(report, target=target.name, largest_input_bytes=largest, notes=target.notes)
     try:
-        eager = run_eager(target, device, request.calls, path)
+        eager, eager_per_launch = run_eager(target, device, request.calls, path)
     except Exception as e:
         return _done(report, start, user_error("eager", e, path))
     report = replace(report, eager=eager)
     if on_eager is not None:
         on_eager(replace(report, wall_s=time.perf_counter() - start))
     try:
-        compiled = run_compiled(target, device, request.calls, path, _store)
+        compiled = run_compiled(target, device, request.calls, path, _store, eager_per_launch)
     except CompileFailed as e:
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:

@@ -1,0 +1,103 @@
+"""The headless CLI as a user runs it: a real process, a real worker."""
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from conftest import SAMPLES, kscope_cmd, line_of, write_target
+
+pytestmark = pytest.mark.slow
+
+
+def kscope(*args, timeout=120):
+    return subprocess.run([*kscope_cmd(), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def test_once_json_on_the_seed_sample():
+    out = kscope(SAMPLES / "add_relu.py", "--once", "--json", "--device", "cpu")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)  # stdout is the JSON and nothing else
+    assert report["schema"] == 1 and report["target"] == "add_relu" and report["device"] == "cpu"
+    assert report["eager"]["launches"] == 2
+    assert report["eager"]["bytes_read"] + report["eager"]["bytes_written"] == 20_000_000
+    assert report["compiled"]["launches"] == 1
+    assert report["compiled"]["bytes_read"] + report["compiled"]["bytes_written"] == 12_000_000
+    assert "fused_add_relu" in report["compiled"]["kernels"][0]["name"]
+    assert report["errors"] == []
+
+
+def test_once_prints_tables_and_the_summary_line():
+    out = kscope(SAMPLES / "add_relu.py", "--once", "--device", "cpu")
+    assert out.returncode == 0, out.stderr
+    assert "launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%" in out.stdout
+    assert "cpp_fused_add_relu_0" in out.stdout
+
+
+def test_user_prints_go_to_stderr_with_json(tmp_path):
+    path = write_target(
+        tmp_path,
+        "import torch\ndef f(x):\n    print('hello from user code')\n    return x + 1\n"
+        "def inputs(device):\n    return torch.ones(4, device=device)\n",
+    )
+    out = kscope(path, "--json", "--device", "cpu")
+    assert out.returncode == 0
+    json.loads(out.stdout)
+    assert "hello from user code" in out.stderr and "hello" not in out.stdout
+    assert "USDT" not in out.stderr  # torch's profiler chatter is filtered
+
+
+def test_timeout_stops_a_hang_and_reports_it(tmp_path):
+    path = write_target(
+        tmp_path,
+        "import torch\ndef f(x):\n    while True:\n        x = x + 1\n"
+        "def inputs(device):\n    return torch.ones(4, device=device)\n",
+    )
+    start = time.monotonic()
+    out = kscope(path, "--json", "--device", "cpu", "--timeout", "3")
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    assert report["errors"][0]["stage"] == "timeout"
+    assert time.monotonic() - start < 60
+
+
+def test_a_crashing_target_is_reported(tmp_path):
+    path = write_target(
+        tmp_path,
+        "import os, torch\ndef f(x):\n    os._exit(7)\ndef inputs(device):\n    return torch.ones(4, device=device)\n",
+    )
+    out = kscope(path, "--json", "--device", "cpu")
+    assert out.returncode == 1
+    (err,) = json.loads(out.stdout)["errors"]
+    assert err["stage"] == "crash" and "status 7" in err["message"]
+
+
+def test_usage_errors_are_one_line_without_traceback(tmp_path):
+    missing = kscope(tmp_path / "nope.py", "--once")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert "Traceback" not in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+    directory = kscope(tmp_path, "--once")
+    assert directory.returncode == 2 and "is a directory" in directory.stderr
+    assert len(directory.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_function_and_several_candidates(tmp_path):
+    path = write_target(tmp_path, "def f(x):\n    return x\n\ndef g(x):\n    return x\n")
+    several = kscope(path, "--once", "--device", "cpu")
+    assert several.returncode == 1 and "several candidates (f, g)" in several.stderr
+    assert len(several.stderr.strip().splitlines()) == 1 and "Traceback" not in several.stderr
+    unknown = kscope(f"{path}:h", "--once", "--device", "cpu")
+    assert unknown.returncode == 1 and "no target named 'h'" in unknown.stderr
+
+
+def test_error_json_names_file_and_line(tmp_path):
+    path = write_target(
+        tmp_path,
+        "import torch\ndef f(x):\n    return x.view(3, 3)\ndef inputs(device):\n    return torch.ones(4, device=device)\n",
+    )
+    out = kscope(path, "--json", "--device", "cpu")
+    assert out.returncode == 1
+    (err,) = json.loads(out.stdout)["errors"]
+    assert err["stage"] == "eager" and err["type"] == "RuntimeError"
+    assert err["file"] == str(path) and err["line"] == line_of(path, "x.view(3, 3)")
