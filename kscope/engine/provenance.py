@@ -15,7 +15,7 @@ _KERNEL_DEF = re.compile(
     r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(.*?r?'''\n?(.*?)'''", re.S | re.M
 )
 # buf0: "f32[10][1]cpu" = torch.ops.aten.add.Tensor(arg0_1, arg1_1)
-_POST_GRAD_NODE = re.compile(r"^\s*(\w+): \"[^\"]*\" = torch\.ops\.(\w+)\.(\w+)\.\w+\(", re.M)
+_POST_GRAD_NODE = re.compile(r"^\s*(\w+)(?:: \"[^\"]*\")? = torch\.ops\.(\w+)\.(\w+)\.\w+\(", re.M)
 _FRAME = re.compile(r'File "(.*?)", line (\d+)')
 
 
