@@ -52,6 +52,7 @@ class Worker:
         self._results_fd: int | None = None
         self._buffer = b""
         self._next_id = 0
+        self.ready = False
 
     def start(self) -> None:
         req_r, req_w = os.pipe()
@@ -78,12 +79,16 @@ class Worker:
         return self._results_fd
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
+        """Block until the worker has imported torch (at once if it already said so)."""
+        if self.ready:
+            return
         message = self.read(timeout)
         if message is None:
             self.kill()
             raise WorkerDied(None)
         if message.type != "ready":
             raise RuntimeError(f"unexpected first message from the worker: {message.type}")
+        self.ready = True
 
     def send(self, request: dict) -> int:
         self._next_id += 1

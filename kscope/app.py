@@ -1,0 +1,237 @@
+"""The live app: a pure view of the Reports the session sends, refreshed on every save.
+
+Data flows one way: save -> FileWatcher -> LiveSession (worker process) -> SessionEvent message
+-> panes. Nothing here imports torch or waits on a process, a pipe or a file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import Footer, Static
+
+from kscope.report import Report
+from kscope.session import LiveSession, RunSpec, SessionEvent
+from kscope.watch import FileWatcher
+from kscope.widgets.fused import FusedKernels
+from kscope.widgets.help import HelpScreen
+from kscope.widgets.kernels import KernelTable
+from kscope.widgets.launches import LaunchCounts
+from kscope.widgets.log import LogPane
+from kscope.widgets.status import StatusLine
+from kscope.widgets.traffic import TrafficBars
+
+NARROW_BELOW = 110
+
+
+class SessionUpdate(Message):
+    def __init__(self, event: SessionEvent):
+        super().__init__()
+        self.event = event
+
+
+class FileSaved(Message):
+    pass
+
+
+class FileMissing(Message):
+    pass
+
+
+class KscopeApp(App):
+    CSS_PATH = "kscope.tcss"
+    TITLE = "kscope"
+    BINDINGS = [
+        Binding("r", "rerun", "re-run"),
+        Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    def __init__(self, spec: RunSpec, session_factory=LiveSession, watch: bool = True):
+        super().__init__()
+        self.spec = spec
+        self.session = session_factory(spec, lambda ev: self.post_message(SessionUpdate(ev)))
+        self.watcher = (
+            FileWatcher(spec.file, lambda: self.post_message(FileSaved()), lambda: self.post_message(FileMissing()))
+            if watch
+            else None
+        )
+        self.latest_run = 0
+        self.shown: Report | None = None  # what the panes show now
+        self.good: Report | None = None  # the last complete, error-free report
+        self.before: Report | None = None  # the good report before it: "since last save"
+        self.state = "starting…"
+        self.run_started: float | None = None
+        self.eager_done = False
+        self.stale = False
+
+    # --- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with VerticalScroll(id="main"):
+            with Horizontal(id="overview", classes="row"):
+                yield LaunchCounts(id="launches")
+                yield TrafficBars(id="traffic")
+            with Horizontal(id="kernels", classes="row"):
+                yield KernelTable("eager", id="eager-kernels")
+                yield KernelTable("compiled", id="compiled-kernels")
+            with Horizontal(id="details", classes="row"):
+                yield FusedKernels(id="fused")
+                yield LogPane(id="log")
+        yield Static("", id="errors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._apply_width(self.size.width)
+        self._refresh_status()
+        self.set_interval(0.1, self._tick)
+        self.session.start()
+        if self.watcher is not None:
+            self.watcher.start()
+        self.latest_run = self.session.request_run()
+
+    def on_resize(self, event) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        self.set_class(width < NARROW_BELOW, "-narrow")
+
+    # --- actions -----------------------------------------------------------------------------------
+
+    def action_rerun(self) -> None:
+        self.latest_run = self.session.request_run()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.shutdown()
+        self.exit()
+
+    def shutdown(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.session.stop()
+
+    # --- events from the watcher and the session --------------------------------------------------
+
+    @on(FileSaved)
+    def _saved(self) -> None:
+        self.latest_run = self.session.request_run()
+
+    @on(FileMissing)
+    def _missing(self) -> None:
+        self.state = "file missing — waiting for it to come back"
+        self._refresh_status()
+
+    @on(SessionUpdate)
+    def _session(self, message: SessionUpdate) -> None:
+        ev = message.event
+        if ev.kind == "log":
+            self.query_one(LogPane).write(ev.text.rstrip("\n"))
+            return
+        if ev.kind == "restarted":
+            self.query_one(LogPane).write(f"[kscope] worker restarted: {ev.text}")
+            return
+        if ev.kind == "starting":
+            self.state = "starting worker (importing torch)…"
+        elif ev.kind == "ready":
+            self.state = "watching"
+        elif ev.run_id != self.latest_run:
+            return  # a superseded run: its results never reach the screen
+        elif ev.kind == "running":
+            self.run_started, self.eager_done = ev.at, False
+            self.state = "running eager…"
+        elif ev.kind == "eager":
+            self.eager_done = True
+            self._show(ev.report, partial=True)
+        elif ev.kind == "report":
+            self._finish(ev.report, ev.at)
+        self._refresh_status()
+
+    def _finish(self, report: Report, at: float) -> None:
+        took = at - self.run_started if self.run_started else report.wall_s
+        self.run_started = None
+        if report.errors and report.eager is None:
+            self.stale = self.good is not None  # keep the last good results, marked stale
+            self.state = f"failed in {took:.1f} s"
+            self._show_errors(report)
+            return
+        self.stale = False
+        if not report.errors:
+            self.before, self.good = self.good, report
+        self.state = f"done in {took:.1f} s"
+        self._show(report, partial=False)
+        self._show_errors(report)
+
+    def _show(self, report: Report, *, partial: bool) -> None:
+        self.shown = report
+        before = self.before if not partial else self.good
+        compiling = partial and report.compiled is None
+        self.query_one(LaunchCounts).show(report, before, compiling)
+        self.query_one(TrafficBars).show(report)
+        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None)
+        self.query_one("#compiled-kernels", KernelTable).show(
+            report.compiled, before.compiled if before else None, note="compiling…" if compiling else ""
+        )
+        self.query_one(FusedKernels).show(report)
+        if not partial:
+            self._show_errors(report)
+
+    def _show_errors(self, report: Report) -> None:
+        banner = self.query_one("#errors", Static)
+        if not report.errors:
+            banner.update("")
+            banner.display = False
+            return
+        lines = []
+        for e in report.errors:
+            where = os.path.basename(e.file) if e.file else ""
+            where += f":{e.line}" if e.line else ""
+            kind = "" if e.type == "TargetError" else f"{e.type}: "
+            lines.append(f"✗ {e.stage} {where}  {kind}{e.message}")
+        banner.update("\n".join(lines))
+        banner.display = True
+
+    # --- status line -------------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if self.run_started is not None:
+            self._refresh_status()
+
+    def _refresh_status(self) -> None:
+        state = self.state
+        if self.run_started is not None:
+            elapsed = time.monotonic() - self.run_started
+            state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
+        r = self.shown or self.good
+        compiled = r.compiled if r else None
+        if compiled is not None and compiled.compile_s is not None and self.run_started is None:
+            state += f" (compile {compiled.compile_s:.2f} s)"
+        device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
+        self.query_one(StatusLine).show(
+            file=self.spec.file,
+            target=(r.target if r and r.target else self.spec.target) or "",
+            device=device,
+            torch_version=r.torch_version if r else "",
+            state=state,
+            timeout=self.spec.timeout,
+            stale=self.stale,
+        )
+
+
+def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int) -> int:
+    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls))
+    try:
+        app.run()
+    finally:
+        app.shutdown()
+    return 0

@@ -1,0 +1,183 @@
+"""The live app's link to torch: one thread that owns the worker processes.
+
+The latest request wins. A save that arrives while a run is in flight kills that run's worker
+(torch cannot be interrupted mid-compile) and hands the new request to a spare worker that is
+already warm, so a superseded run costs nothing on screen. Everything the thread learns is
+passed to `emit` as a SessionEvent: the app posts it as a message and never waits on it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kscope.report import Report, RunError
+from kscope.worker_client import Worker, WorkerDied
+
+POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    kind: str
+    """starting | ready | running | eager | report | log | restarted"""
+    run_id: int = 0
+    report: Report | None = None
+    text: str = ""
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    file: str
+    target: str | None
+    device: str = "auto"
+    timeout: float = 60.0
+    calls: int = 5
+
+
+class LiveSession:
+    def __init__(self, spec: RunSpec, emit: Callable[[SessionEvent], None]):
+        self.spec, self.emit = spec, emit
+        self._wanted = 0  # id of the latest requested run
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._main, name="kscope-session", daemon=True)
+        self._workers: list[Worker] = []  # [current, spare?]
+        self.restarts = 0
+
+    # --- called from the UI thread -------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def request_run(self) -> int:
+        with self._cond:
+            self._wanted += 1
+            self._cond.notify_all()
+            return self._wanted
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        for w in list(self._workers):
+            w.kill()
+
+    def worker_pids(self) -> list[int]:
+        return [w.proc.pid for w in self._workers if w.proc is not None and w.proc.poll() is None]
+
+    # --- the session thread ----------------------------------------------------------------------
+
+    def _spawn(self) -> Worker:
+        read_end, write_end = os.pipe()
+        worker = Worker(stdout=write_end, stderr=write_end, warm=True)
+        worker.start()  # from this long-lived thread: the worker's death signal follows it
+        os.close(write_end)
+        threading.Thread(target=self._pump_logs, args=(read_end,), daemon=True, name="kscope-logs").start()
+        return worker
+
+    def _pump_logs(self, fd: int) -> None:
+        with os.fdopen(fd, "rb", buffering=0) as src:
+            while chunk := src.read(65536):
+                self.emit(SessionEvent("log", text=chunk.decode("utf-8", "replace")))
+
+    def _ready_worker(self) -> Worker:
+        """The current worker, warm; a fresh one (or the spare) when it is gone."""
+        while True:
+            if not self._workers:
+                self._workers.append(self._spawn())
+            worker = self._workers[0]
+            try:
+                worker.wait_ready()
+                return worker
+            except (WorkerDied, RuntimeError) as e:
+                self._workers.remove(worker)
+                worker.kill()
+                self.emit(SessionEvent("log", text=f"[kscope] worker failed to start: {e}\n"))
+                if self._stopping:
+                    raise
+
+    def _replace_current(self, why: str) -> None:
+        dead = self._workers.pop(0)
+        dead.kill()
+        self.restarts += 1
+        if not self._workers and not self._stopping:
+            self._workers.append(self._spawn())
+        self.emit(SessionEvent("restarted", text=why))
+
+    def _ensure_spare(self) -> None:
+        if len(self._workers) < 2 and not self._stopping:
+            self._workers.append(self._spawn())
+
+    def _main(self) -> None:
+        self.emit(SessionEvent("starting"))
+        try:
+            self._ready_worker()
+        except (WorkerDied, RuntimeError):
+            return
+        self.emit(SessionEvent("ready"))
+        done = 0
+        while True:
+            with self._cond:
+                while self._wanted == done and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                run_id = self._wanted
+            done = run_id
+            try:
+                self._run(run_id)
+            except (WorkerDied, RuntimeError):
+                if self._stopping:
+                    return
+
+    def _run(self, run_id: int) -> None:
+        worker = self._ready_worker()
+        spec = self.spec
+        started = time.monotonic()
+        self.emit(SessionEvent("running", run_id, at=started))
+        try:
+            worker.send({"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls})
+        except WorkerDied as e:
+            self._report_failure(run_id, None, "crash", str(e))
+            self._replace_current(str(e))
+            return
+        partial: Report | None = None
+        while True:
+            if self._wanted != run_id or self._stopping:
+                if not self._stopping:
+                    self._replace_current("superseded by a newer save")
+                return
+            if time.monotonic() - started > spec.timeout:
+                self._report_failure(
+                    run_id, partial, "timeout", f"stopped after {spec.timeout:g} s (--timeout); worker restarted"
+                )
+                self._replace_current("timeout")
+                return
+            try:
+                message = worker.read(POLL_S)
+            except WorkerDied as e:
+                self._report_failure(run_id, partial, "crash", f"{e}; worker restarted")
+                self._replace_current(str(e))
+                return
+            if message is None:
+                continue
+            report = Report.from_dict(message.report) if message.report else None
+            if message.type == "eager":
+                partial = report
+                self.emit(SessionEvent("eager", run_id, report))
+            elif message.type == "report":
+                self.emit(SessionEvent("report", run_id, report))
+                self._ensure_spare()
+                return
+
+    def _report_failure(self, run_id: int, partial: Report | None, stage: str, message: str) -> None:
+        base = partial or Report(file=os.path.abspath(self.spec.file), target=self.spec.target or "")
+        error = RunError(stage=stage, type=stage.capitalize(), message=message, file=base.file)
+        from dataclasses import replace
+
+        self.emit(SessionEvent("report", run_id, replace(base, errors=base.errors + (error,))))

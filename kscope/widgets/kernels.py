@@ -1,0 +1,66 @@
+"""A mode's kernels as a table, updated by diffing rows (never cleared and refilled)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from kscope.render import short_name
+from kscope.report import ModeResult
+from kscope.view import kernel_detail, kernel_rows, vanished
+
+COLUMNS = (("kernel", 24), ("launch", 6), ("µs/call", 8), ("traffic", 8), ("Δ", 5))
+
+
+class KernelTable(Vertical):
+    DEFAULT_CSS = """
+    KernelTable { border: round $primary; height: 1fr; min-height: 6; }
+    KernelTable DataTable { height: 1fr; }
+    KernelTable .detail { height: auto; max-height: 4; color: $text-muted; }
+    """
+
+    def __init__(self, mode_name: str, **kwargs):
+        super().__init__(**kwargs)
+        self.mode_name = mode_name
+        self.mode: ModeResult | None = None
+
+    def compose(self) -> ComposeResult:
+        self.border_title = f"{self.mode_name} kernels"
+        table = DataTable(cursor_type="row", zebra_stripes=True)
+        for label, width in COLUMNS:
+            table.add_column(label, key=label, width=width)
+        yield table
+        yield Static("", classes="detail")
+
+    def show(self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "") -> None:
+        self.mode = mode
+        table = self.query_one(DataTable)
+        rows = kernel_rows(mode, previous)
+        wanted = {r.key for r in rows}
+        for key in [k.value for k in table.rows if k.value not in wanted]:
+            table.remove_row(key)
+        existing = {k.value for k in table.rows}
+        for r in rows:
+            name = Text(("★ " if r.fused else "") + short_name(r.name, 22), style="bold green" if r.fused else "")
+            cells = (name, r.launches, r.time, r.traffic, Text(r.change, style="yellow"))
+            if r.key in existing:
+                for (label, _), value in zip(COLUMNS, cells):
+                    table.update_cell(r.key, label, value)
+            else:
+                table.add_row(*cells, key=r.key)
+        gone = vanished(mode, previous)
+        subtitle = note or (f"gone: {', '.join(short_name(g, 24) for g in gone)}" if gone else "")
+        self.border_subtitle = subtitle
+        self._show_detail(table.cursor_row)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+
+    def _show_detail(self, index: int) -> None:
+        detail = self.query_one(".detail", Static)
+        if self.mode is None or not (0 <= index < len(self.mode.kernels)):
+            detail.update("")
+            return
+        detail.update(kernel_detail(self.mode.kernels[index]))

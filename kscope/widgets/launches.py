@@ -1,0 +1,45 @@
+"""Launch counts per call, eager → compiled, in digits big enough for the back of a room."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Digits, Label
+
+from kscope.report import Report, fmt_count
+from kscope.view import launch_change
+
+
+class LaunchCounts(Vertical):
+    DEFAULT_CSS = """
+    LaunchCounts { height: auto; border: round $primary; border-title-align: left; padding: 0 1; }
+    LaunchCounts Horizontal { height: auto; }
+    LaunchCounts Digits { width: auto; }
+    LaunchCounts .arrow { padding: 1 2; }
+    LaunchCounts .mode { width: auto; padding: 1 1 0 0; color: $text-muted; }
+    LaunchCounts #launch-change { color: $warning; }
+    """
+
+    def compose(self) -> ComposeResult:
+        self.border_title = "launches / call"
+        with Horizontal():
+            yield Label("eager", classes="mode")
+            yield Digits("-", id="eager-launches")
+            yield Label("→", classes="arrow")
+            yield Label("compiled", classes="mode")
+            yield Digits("-", id="compiled-launches")
+        yield Label("", id="launch-change")
+
+    def show(self, report: Report | None, previous: Report | None, compiling: bool) -> None:
+        e = report.eager if report else None
+        c = report.compiled if report else None
+        self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
+        self.query_one("#compiled-launches", Digits).update(fmt_count(c.launches) if c else ("…" if compiling else "-"))
+        changes = []
+        if previous and e and previous.eager:
+            changes.append("eager " + launch_change(e.launches, previous.eager.launches))
+        if previous and c and previous.compiled:
+            changes.append("compiled " + launch_change(c.launches, previous.compiled.launches))
+        self.query_one("#launch-change", Label).update(
+            ("since last save: " + "; ".join(changes)) if changes else ""
+        )

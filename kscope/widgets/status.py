@@ -1,0 +1,31 @@
+"""The status line: file, target, device, torch, and what kscope is doing right now."""
+
+from __future__ import annotations
+
+import os
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+class StatusLine(Static):
+    DEFAULT_CSS = "StatusLine { height: 1; background: $panel; }"
+
+    def show(
+        self, *, file: str, target: str, device: str, torch_version: str, state: str, timeout: float, stale: bool
+    ) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" kscope ", style="bold reverse")
+        text.append(f" {os.path.basename(file)}", style="bold")
+        if target:
+            text.append(f":{target}", style="bold cyan")
+        if device:
+            text.append(f"  {device}", style="green")
+        if torch_version:
+            text.append(f"  torch {torch_version}", style="dim")
+        text.append("  ")
+        text.append(state, style="bold yellow" if "…" in state else "bold")
+        if stale:
+            text.append("  STALE", style="bold reverse red")
+        text.append(f"  timeout {timeout:g}s", style="dim")
+        self.update(text)

@@ -1,0 +1,49 @@
+"""Estimated memory traffic per mode and per kernel, in bytes and array-sized transfers, as bars."""
+
+from __future__ import annotations
+
+from rich.bar import Bar
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from kscope.report import Report, fmt_bytes
+from kscope.view import saving, transfers_text
+
+KERNEL_ROWS = 4
+
+
+class TrafficBars(Static):
+    DEFAULT_CSS = "TrafficBars { height: auto; border: round $primary; padding: 0 1; }"
+
+    def on_mount(self) -> None:
+        self.border_title = "memory traffic / call"
+
+    def show(self, report: Report | None) -> None:
+        if report is None or report.eager is None:
+            self.update(Text("waiting for the first run…", style="dim"))
+            return
+        modes = [("eager", report.eager), ("compiled", report.compiled)]
+        top = max(m.bytes_total for _, m in modes if m) or 1
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(no_wrap=True, width=16, overflow="ellipsis")
+        table.add_column(ratio=1, min_width=6)
+        table.add_column(no_wrap=True, justify="right")
+        for label, mode in modes:
+            if mode is None:
+                table.add_row(label, Text("compiling…", style="dim"), "")
+                continue
+            color = "green" if label == "compiled" else "magenta"
+            value = f"{fmt_bytes(mode.bytes_total)} {transfers_text(report, mode.bytes_total)}"
+            table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total, color=color), value)
+        kernels = [(label, k) for label, m in modes if m for k in m.kernels]
+        for label, k in sorted(kernels, key=lambda lk: -lk[1].bytes_total)[:KERNEL_ROWS]:
+            table.add_row(
+                Text(f" {label[0]}: {k.name}", style="dim"),
+                Bar(top, 0, k.bytes_total, color="grey50"),
+                Text(fmt_bytes(k.bytes_total), style="dim"),
+            )
+        note = saving(report)
+        if note:
+            table.add_row("", Text(note, style="bold green" if "less" in note else "bold red"), "")
+        self.update(table)
