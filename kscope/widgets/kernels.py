@@ -11,7 +11,7 @@ from kscope.render import short_name
 from kscope.report import ModeResult
 from kscope.view import kernel_detail, kernel_rows, vanished
 
-COLUMNS = (("kernel", 24), ("launch", 6), ("µs/call", 8), ("traffic", 8), ("Δ", 5))
+COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8), ("Δ", 5))
 
 
 class KernelTable(Vertical):
@@ -43,7 +43,7 @@ class KernelTable(Vertical):
             table.remove_row(key)
         existing = {k.value for k in table.rows}
         for r in rows:
-            name = Text(("★ " if r.fused else "") + short_name(r.name, 22), style="bold green" if r.fused else "")
+            name = Text(("★ " if r.fused else "") + short_name(r.name, 20), style="bold green" if r.fused else "")
             cells = (name, r.launches, r.time, r.traffic, Text(r.change, style="yellow"))
             if r.key in existing:
                 for (label, _), value in zip(COLUMNS, cells):

@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
-from kscope.report import Report, fmt_count
+from kscope.report import Report, fmt_count, summary_line
 from kscope.view import launch_change
 
 
@@ -18,6 +18,8 @@ class LaunchCounts(Vertical):
     LaunchCounts .arrow { padding: 1 2; }
     LaunchCounts .mode { width: auto; padding: 1 1 0 0; color: $text-muted; }
     LaunchCounts #launch-change { color: $warning; }
+    LaunchCounts #summary { text-style: bold; }
+    LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
     """
 
     def compose(self) -> ComposeResult:
@@ -28,6 +30,8 @@ class LaunchCounts(Vertical):
             yield Label("→", classes="arrow")
             yield Label("compiled", classes="mode")
             yield Digits("-", id="compiled-launches")
+        yield Label("", id="summary")
+        yield Label("", id="graphs")
         yield Label("", id="launch-change")
 
     def show(self, report: Report | None, previous: Report | None, compiling: bool) -> None:
@@ -35,6 +39,18 @@ class LaunchCounts(Vertical):
         c = report.compiled if report else None
         self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
         self.query_one("#compiled-launches", Digits).update(fmt_count(c.launches) if c else ("…" if compiling else "-"))
+        self.query_one("#summary", Label).update(summary_line(report) if report and c else "")
+        graphs = self.query_one("#graphs", Label)
+        breaks = c.graph_breaks if c else ()
+        graphs.set_class(bool(breaks), "-breaks")
+        if c and c.graphs is not None:
+            where = ", ".join(f"line {b.line}" for b in breaks if b.line)
+            graphs.update(
+                f"{c.graphs} graph{'s' if c.graphs != 1 else ''}"
+                + (f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else "")
+            )
+        else:
+            graphs.update("")
         changes = []
         if previous and e and previous.eager:
             changes.append("eager " + launch_change(e.launches, previous.eager.launches))

@@ -1,0 +1,75 @@
+"""A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
+
+from kscope.report import GraphBreak, Kernel, ModeResult, Report
+from kscope.session import SessionEvent
+
+F32 = 4
+N = 1_000_000
+
+
+def article_report(file: str = "/work/add_relu.py") -> Report:
+    """The article's example with fixed, hand-made times: nothing changes from run to run."""
+    n = N * F32
+    eager = ModeResult(
+        launches=2,
+        bytes_read=3 * n,
+        bytes_written=2 * n,
+        kernel_time_us=412.0,
+        kernels=(
+            Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten::add",), lines=(7,), kind="op"),
+            Kernel("aten::relu", 1, 191.0, n, n, ops=("aten::relu",), lines=(7,), kind="op"),
+        ),
+        calls=5,
+    )
+    compiled = ModeResult(
+        launches=1,
+        bytes_read=2 * n,
+        bytes_written=n,
+        kernel_time_us=150.0,
+        kernels=(
+            Kernel(
+                "cpp_fused_add_relu_0", 1, 150.0, 2 * n, n, True, ("aten.add", "aten.relu"), (7,), "// code", "kernel"
+            ),
+        ),
+        calls=5,
+        compile_s=1.25,
+        graphs=1,
+        graph_breaks=(),
+    )
+    return Report(file, "add_relu", "cpu", "Test CPU", "2.13.0+cpu", n, eager, compiled, wall_s=1.5)
+
+
+def graph_break_report(file: str = "/work/branchy.py") -> Report:
+    r = article_report(file)
+    from dataclasses import replace
+
+    compiled = replace(r.compiled, graphs=2, graph_breaks=(GraphBreak("generic_jump TensorVariable()", 6, file),))
+    return replace(r, target="branchy", compiled=compiled)
+
+
+class FixedSession:
+    """Same interface as LiveSession; each run replays `report` with fixed timestamps."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.emit = None
+        self.runs = 0
+
+    def __call__(self, spec, emit):
+        self.emit = emit
+        return self
+
+    def start(self):
+        self.emit(SessionEvent("starting", at=0.0))
+        self.emit(SessionEvent("ready", at=0.0))
+
+    def request_run(self):
+        self.runs += 1
+        self.emit(SessionEvent("running", self.runs, at=100.0))
+        eager_only = self.report.__class__(**{**self.report.__dict__, "compiled": None})
+        self.emit(SessionEvent("eager", self.runs, eager_only, at=100.2))
+        self.emit(SessionEvent("report", self.runs, self.report, at=101.5))
+        return self.runs
+
+    def stop(self):
+        pass
