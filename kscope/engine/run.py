@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import time
 import traceback
 from collections.abc import Callable
@@ -104,6 +105,11 @@ def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
         for frame in traceback.extract_tb(exc.__traceback__):
             if os.path.realpath(frame.filename) == os.path.realpath(user_file):
                 file, line = frame.filename, frame.lineno
+    if line is None:
+        # dynamo and inductor name the user's frame in the message ("from user code: File ..., line N")
+        for m in re.finditer(r'File "([^"]+)", line (\d+)', str(exc)):
+            if os.path.realpath(m.group(1)) == os.path.realpath(user_file):
+                file, line = m.group(1), int(m.group(2))
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if stage == "load" and "CUDA" in str(exc) and not torch.cuda.is_available():
         message += " (no CUDA device here: create tensors in `def inputs(device):` so kscope can choose)"
