@@ -12,23 +12,25 @@ from kscope.report import Kernel, ModeResult, Report, fmt_bytes, fmt_count, summ
 
 
 def short_name(name: str, width: int = 48) -> str:
-    """A readable kernel name: CUDA template arguments folded, long names cut in the middle."""
+    """A readable kernel name: CUDA template arguments folded to <…>, the parameter list dropped,
+    leading namespaces dropped when still too long, and only then cut."""
     folded, depth = [], 0
-    for ch in name:
-        if ch == "<":
+    for ch in name.replace("(anonymous namespace)::", ""):
+        if ch in "<(":
             if depth == 0:
-                folded.append("<…>")
+                folded.append("<…>" if ch == "<" else "\0")
             depth += 1
-        elif ch == ">":
+        elif ch in ">)":
             depth = max(0, depth - 1)
         elif depth == 0:
             folded.append(ch)
-    text = "".join(folded)
+    text = "".join(folded).split("\0")[0].strip()
     if text.startswith("void "):
         text = text[5:]
+    while len(text) > width and "::" in text:
+        text = text.split("::", 1)[1]
     if len(text) > width:
-        half = (width - 1) // 2
-        text = text[:half] + "…" + text[-(width - 1 - half):]
+        text = text[: width - 1] + "…"
     return text
 
 

@@ -145,19 +145,3 @@ class Worker:
         if self._results_fd is not None:
             os.close(self._results_fd)
             self._results_fd = None
-
-    def stop(self, timeout: float = 2.0) -> None:
-        """Ask politely (close its request pipe), then kill."""
-        if self.proc is None:
-            return
-        if self._requests is not None:
-            try:
-                self._requests.close()
-            except OSError:
-                pass
-            self._requests = None
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        self.kill()
