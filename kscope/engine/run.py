@@ -110,7 +110,11 @@ def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
         for m in re.finditer(r'File "([^"]+)", line (\d+)', str(exc)):
             if os.path.realpath(m.group(1)) == os.path.realpath(user_file):
                 file, line = m.group(1), int(m.group(2))
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    lines = [x.strip() for x in str(exc).strip().splitlines()]
+    message = lines[0] if lines else type(exc).__name__
+    explanation = next((x for x in lines if x.startswith("Explanation:")), None)
+    if explanation:  # dynamo's errors put the useful part on their "Explanation:" line
+        message += " — " + explanation.removeprefix("Explanation:").strip()
     if stage == "load" and "CUDA" in str(exc) and not torch.cuda.is_available():
         message += " (no CUDA device here: create tensors in `def inputs(device):` so kscope can choose)"
     return RunError(stage=stage, type=type(exc).__name__, message=message[:500], file=file, line=line)
