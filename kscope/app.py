@@ -102,7 +102,12 @@ class KscopeApp(App):
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
-        self.set_class(width < NARROW_BELOW, "-narrow")
+        narrow = width < NARROW_BELOW
+        self.set_class(narrow, "-narrow")
+        traffic = self.query_one(TrafficBars)
+        if traffic.compact != narrow:
+            traffic.compact = narrow
+            traffic.show(self.shown)
 
     # --- actions -----------------------------------------------------------------------------------
 

@@ -87,7 +87,6 @@ def kernel_detail(k: Kernel) -> str:
     if k.lines:
         parts.append("lines: " + ", ".join(map(str, k.lines)))
     parts.append(
-        f"{fmt_count(k.launches)} launch(es)/call, {k.time_us:.1f} µs/call, "
-        f"read {fmt_bytes(k.bytes_read)}, written {fmt_bytes(k.bytes_written)}"
+        f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)} · W {fmt_bytes(k.bytes_written)}"
     )
     return "\n".join(parts)

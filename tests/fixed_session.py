@@ -16,8 +16,8 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
         bytes_written=2 * n,
         kernel_time_us=412.0,
         kernels=(
-            Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten::add",), lines=(7,), kind="op"),
-            Kernel("aten::relu", 1, 191.0, n, n, ops=("aten::relu",), lines=(7,), kind="op"),
+            Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(7,), kind="op"),
+            Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(7,), kind="op"),
         ),
         calls=5,
     )

@@ -95,7 +95,7 @@ def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Ker
                 bytes_read=read,
                 bytes_written=written,
                 fused=fused,
-                ops=ops or (name,),
+                ops=tuple(op.replace("::", ".") for op in (ops or (name,))),
                 lines=lines,
                 kind=launches[0].kind,
             )

@@ -11,20 +11,24 @@ from kscope.render import short_name
 from kscope.report import ModeResult
 from kscope.view import kernel_detail, kernel_rows, vanished
 
-COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8), ("Δ", 5))
+# The launches cell also says what changed since the last save: "1→2", "1 new".
+COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8))
+MIN_NAME = 12
 
 
 class KernelTable(Vertical):
     DEFAULT_CSS = """
     KernelTable { border: round $primary; height: 1fr; min-height: 6; }
     KernelTable DataTable { height: 1fr; }
-    KernelTable .detail { height: auto; max-height: 4; color: $text-muted; }
+    KernelTable .detail { height: auto; max-height: 4; color: $text-muted; padding: 0 1; }
     """
 
     def __init__(self, mode_name: str, **kwargs):
         super().__init__(**kwargs)
         self.mode_name = mode_name
         self.mode: ModeResult | None = None
+        self.previous: ModeResult | None = None
+        self.name_width = COLUMNS[0][1]
 
     def compose(self) -> ComposeResult:
         self.border_title = f"{self.mode_name} kernels"
@@ -35,7 +39,7 @@ class KernelTable(Vertical):
         yield Static("", classes="detail")
 
     def show(self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "") -> None:
-        self.mode = mode
+        self.mode, self.previous = mode, previous
         table = self.query_one(DataTable)
         rows = kernel_rows(mode, previous)
         wanted = {r.key for r in rows}
@@ -43,8 +47,11 @@ class KernelTable(Vertical):
             table.remove_row(key)
         existing = {k.value for k in table.rows}
         for r in rows:
-            name = Text(("★ " if r.fused else "") + short_name(r.name, 20), style="bold green" if r.fused else "")
-            cells = (name, r.launches, r.time, r.traffic, Text(r.change, style="yellow"))
+            name = Text(("★ " if r.fused else "") + short_name(r.name, self.name_width - 2), style="bold green" if r.fused else "")
+            launches = Text(r.launches) if not r.change else Text(
+                f"{r.launches} new" if r.change == "new" else r.change, style="bold yellow"
+            )
+            cells = (name, launches, Text(r.time, justify="right"), Text(r.traffic, justify="right"))
             if r.key in existing:
                 for (label, _), value in zip(COLUMNS, cells):
                     table.update_cell(r.key, label, value)
@@ -54,6 +61,19 @@ class KernelTable(Vertical):
         subtitle = note or (f"gone: {', '.join(short_name(g, 24) for g in gone)}" if gone else "")
         self.border_subtitle = subtitle
         self._show_detail(table.cursor_row)
+
+    def on_resize(self) -> None:
+        """Give the kernel name whatever width the other columns leave."""
+        table = self.query_one(DataTable)
+        others = sum(width + 2 * table.cell_padding for label, width in COLUMNS[1:])
+        name_width = max(MIN_NAME, self.content_size.width - others - 2 * table.cell_padding - 2)
+        column = table.columns.get("kernel")
+        if column is not None and column.width != name_width:
+            column.width = name_width
+            self.name_width = name_width
+            table.refresh()
+            if self.mode is not None:
+                self.show(self.mode, self.previous)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail(event.cursor_row)

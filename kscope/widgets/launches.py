@@ -20,6 +20,7 @@ class LaunchCounts(Vertical):
     LaunchCounts #launch-change { color: $warning; }
     LaunchCounts #summary { text-style: bold; }
     LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
+    LaunchCounts Label.-empty { display: none; }
     """
 
     def compose(self) -> ComposeResult:
@@ -39,7 +40,10 @@ class LaunchCounts(Vertical):
         c = report.compiled if report else None
         self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
         self.query_one("#compiled-launches", Digits).update(fmt_count(c.launches) if c else ("…" if compiling else "-"))
-        self.query_one("#summary", Label).update(summary_line(report) if report and c else "")
+        summary = summary_line(report) if report and e else ""
+        if e and not c:
+            summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
+        self.query_one("#summary", Label).update(summary)
         graphs = self.query_one("#graphs", Label)
         breaks = c.graph_breaks if c else ()
         graphs.set_class(bool(breaks), "-breaks")
@@ -59,3 +63,5 @@ class LaunchCounts(Vertical):
         self.query_one("#launch-change", Label).update(
             ("since last save: " + "; ".join(changes)) if changes else ""
         )
+        for label in self.query(Label).exclude(".mode, .arrow"):
+            label.set_class(not str(label.render()).strip(), "-empty")

@@ -16,16 +16,16 @@ class StatusLine(Static):
     ) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" kscope ", style="bold reverse")
-        text.append(f" {os.path.basename(file)}", style="bold")
+        # What kscope is doing comes first: at 80 columns the end of the line is cut.
+        text.append(f" {state}", style="bold yellow" if "…" in state else "bold")
+        if stale:
+            text.append(" STALE", style="bold reverse red")
+        text.append(f"  {os.path.basename(file)}", style="bold")
         if target:
             text.append(f":{target}", style="bold cyan")
         if device:
             text.append(f"  {device}", style="green")
         if torch_version:
             text.append(f"  torch {torch_version}", style="dim")
-        text.append("  ")
-        text.append(state, style="bold yellow" if "…" in state else "bold")
-        if stale:
-            text.append("  STALE", style="bold reverse red")
         text.append(f"  timeout {timeout:g}s", style="dim")
         self.update(text)

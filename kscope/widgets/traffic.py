@@ -19,6 +19,9 @@ class TrafficBars(Static):
     def on_mount(self) -> None:
         self.border_title = "memory traffic / call"
 
+    compact = False
+    """Narrow screens: the two mode bars and the saving, no per-kernel rows."""
+
     def show(self, report: Report | None) -> None:
         if report is None or report.eager is None:
             self.update(Text("waiting for the first run…", style="dim"))
@@ -37,13 +40,13 @@ class TrafficBars(Static):
             value = f"{fmt_bytes(mode.bytes_total)} {transfers_text(report, mode.bytes_total)}"
             table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total, color=color), value)
         kernels = [(label, k) for label, m in modes if m for k in m.kernels]
-        for label, k in sorted(kernels, key=lambda lk: -lk[1].bytes_total)[:KERNEL_ROWS]:
+        for label, k in sorted(kernels, key=lambda lk: -lk[1].bytes_total)[: 0 if self.compact else KERNEL_ROWS]:
             table.add_row(
                 Text(f" {label[0]}: {k.name}", style="dim"),
                 Bar(top, 0, k.bytes_total, color="grey50"),
                 Text(fmt_bytes(k.bytes_total), style="dim"),
             )
-        note = saving(report)
+        note = "" if self.compact else saving(report)  # narrow: the summary line says it
         if note:
             table.add_row("", Text(note, style="bold green" if "less" in note else "bold red"), "")
         self.update(table)
