@@ -6,6 +6,7 @@ Data flows one way: save -> FileWatcher -> LiveSession (worker process) -> Sessi
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 
@@ -97,6 +98,9 @@ class KscopeApp(App):
         if self.watcher is not None:
             self.watcher.start()
         self.latest_run = self.session.request_run()
+        # Everything built so far lives as long as the app: keep it out of the cyclic GC's full
+        # collections, which otherwise walk it all and stall the event loop for tens of ms.
+        gc.freeze()
 
     def on_resize(self, event) -> None:
         self._apply_width(event.size.width)
@@ -194,8 +198,9 @@ class KscopeApp(App):
     def _show_errors(self, report: Report) -> None:
         banner = self.query_one("#errors", Static)
         if not report.errors:
-            banner.update("")
-            banner.display = False
+            if banner.display:  # only a change of what is shown needs a new layout
+                banner.update("")
+                banner.display = False
             return
         lines = []
         for e in report.errors:

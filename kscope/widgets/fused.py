@@ -18,7 +18,7 @@ class FusedKernels(Static):
     def show(self, report: Report | None) -> None:
         compiled = report.compiled if report else None
         if compiled is None:
-            self.update(Text("no compiled result yet", style="dim"))
+            self.update(Text("no compiled result yet", style="dim"), layout=False)
             return
         table = Table.grid(padding=(0, 1))
         table.add_column(no_wrap=True, overflow="ellipsis", style="bold green")
@@ -34,4 +34,4 @@ class FusedKernels(Static):
                 table.add_row(Text("graph break", style="bold yellow"), Text(f"line {b.line}: {b.reason}", style="yellow"))
         if not table.row_count:
             table.add_row(Text("nothing fused", style="dim"), "")
-        self.update(table)
+        self.update(table, layout=False)  # the pane's height is fixed by CSS

@@ -20,7 +20,7 @@ class KernelTable(Vertical):
     DEFAULT_CSS = """
     KernelTable { border: round $primary; height: 1fr; min-height: 6; }
     KernelTable DataTable { height: 1fr; }
-    KernelTable .detail { height: auto; max-height: 4; color: $text-muted; padding: 0 1; }
+    KernelTable .detail { height: 4; color: $text-muted; padding: 0 1; }
     """
 
     def __init__(self, mode_name: str, **kwargs):
@@ -59,7 +59,8 @@ class KernelTable(Vertical):
                 table.add_row(*cells, key=r.key)
         gone = vanished(mode, previous)
         subtitle = note or (f"gone: {', '.join(short_name(g, 24) for g in gone)}" if gone else "")
-        self.border_subtitle = subtitle
+        if self.border_subtitle != subtitle:
+            self.border_subtitle = subtitle
         self._show_detail(table.cursor_row)
 
     def on_resize(self) -> None:
@@ -80,7 +81,7 @@ class KernelTable(Vertical):
 
     def _show_detail(self, index: int) -> None:
         detail = self.query_one(".detail", Static)
-        if self.mode is None or not (0 <= index < len(self.mode.kernels)):
-            detail.update("")
-            return
-        detail.update(kernel_detail(self.mode.kernels[index]))
+        text = ""
+        if self.mode is not None and 0 <= index < len(self.mode.kernels):
+            text = kernel_detail(self.mode.kernels[index])
+        detail.update(text, layout=False)  # fixed height: no new layout of the screen

@@ -12,15 +12,15 @@ from kscope.view import launch_change
 
 class LaunchCounts(Vertical):
     DEFAULT_CSS = """
-    LaunchCounts { height: auto; border: round $primary; border-title-align: left; padding: 0 1; }
+    LaunchCounts { height: 9; border: round $primary; border-title-align: left; padding: 0 1; }
     LaunchCounts Horizontal { height: auto; }
     LaunchCounts Digits { width: auto; }
     LaunchCounts .arrow { padding: 1 2; }
     LaunchCounts .mode { width: auto; padding: 1 1 0 0; color: $text-muted; }
     LaunchCounts #launch-change { color: $warning; }
     LaunchCounts #summary { text-style: bold; }
+    LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts #launch-change { width: 1fr; height: 1; }
     LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
-    LaunchCounts Label.-empty { display: none; }
     """
 
     def compose(self) -> ComposeResult:
@@ -43,7 +43,8 @@ class LaunchCounts(Vertical):
         summary = summary_line(report) if report and e else ""
         if e and not c:
             summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
-        self.query_one("#summary", Label).update(summary)
+        # Fixed-size labels: updating them needs no new layout of the screen.
+        self.query_one("#summary", Label).update(summary, layout=False)
         graphs = self.query_one("#graphs", Label)
         breaks = c.graph_breaks if c else ()
         graphs.set_class(bool(breaks), "-breaks")
@@ -51,17 +52,16 @@ class LaunchCounts(Vertical):
             where = ", ".join(f"line {b.line}" for b in breaks if b.line)
             graphs.update(
                 f"{c.graphs} graph{'s' if c.graphs != 1 else ''}"
-                + (f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else "")
+                + (f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else ""),
+                layout=False,
             )
         else:
-            graphs.update("")
+            graphs.update("", layout=False)
         changes = []
         if previous and e and previous.eager:
             changes.append("eager " + launch_change(e.launches, previous.eager.launches))
         if previous and c and previous.compiled:
             changes.append("compiled " + launch_change(c.launches, previous.compiled.launches))
         self.query_one("#launch-change", Label).update(
-            ("since last save: " + "; ".join(changes)) if changes else ""
+            ("since last save: " + "; ".join(changes)) if changes else "", layout=False
         )
-        for label in self.query(Label).exclude(".mode, .arrow"):
-            label.set_class(not str(label.render()).strip(), "-empty")

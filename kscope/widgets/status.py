@@ -28,4 +28,4 @@ class StatusLine(Static):
         if torch_version:
             text.append(f"  torch {torch_version}", style="dim")
         text.append(f"  timeout {timeout:g}s", style="dim")
-        self.update(text)
+        self.update(text, layout=False)  # always one row: no need to lay the screen out again

@@ -14,7 +14,7 @@ KERNEL_ROWS = 4
 
 
 class TrafficBars(Static):
-    DEFAULT_CSS = "TrafficBars { height: auto; border: round $primary; padding: 0 1; }"
+    DEFAULT_CSS = "TrafficBars { height: 9; border: round $primary; padding: 0 1; }"
 
     def on_mount(self) -> None:
         self.border_title = "memory traffic / call"
@@ -24,7 +24,7 @@ class TrafficBars(Static):
 
     def show(self, report: Report | None) -> None:
         if report is None or report.eager is None:
-            self.update(Text("waiting for the first run…", style="dim"))
+            self.update(Text("waiting for the first run…", style="dim"), layout=False)
             return
         modes = [("eager", report.eager), ("compiled", report.compiled)]
         top = max(m.bytes_total for _, m in modes if m) or 1
@@ -49,4 +49,4 @@ class TrafficBars(Static):
         note = "" if self.compact else saving(report)  # narrow: the summary line says it
         if note:
             table.add_row("", Text(note, style="bold green" if "less" in note else "bold red"), "")
-        self.update(table)
+        self.update(table, layout=False)  # the pane's height is fixed by CSS

@@ -1,0 +1,263 @@
+"""Latency and stability of the live app on CPU with samples/add_relu.py (1M elements).
+
+Drives the real app headlessly (Pilot, a real LiveSession and worker) on a temp copy of the
+sample and prints figures, no assertions: 1. save -> eager half on screen; 2. save -> all on
+screen after a graph-changing edit (a fresh constant each time: in no cache) vs the article's
+manual workflow as a fresh process; 3. `r` -> final report; 4. event-loop lag while runs are in
+flight; 5. many saves in a row: worker RSS growth, first vs last run times.
+
+"On screen" = the app's SessionUpdate handler has put that run's report into the panes: the
+script wraps KscopeApp._show/_finish on the instance and timestamps their return.
+
+    python benchmarks/latency.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import math
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OP = "(a + b).relu()"
+
+
+def pct(xs: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    return sorted(xs)[max(0, math.ceil(p / 100 * len(xs)) - 1)]
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def manual_workflow_s() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "manual_workflow.py")], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+    return time.perf_counter() - start
+
+
+class Probe:
+    """When each run's eager half and final report reached the panes, by run id."""
+
+    def __init__(self, app):
+        self.eager: dict[int, float] = {}
+        self.final: dict[int, float] = {}
+        self.detail: dict[int, tuple[float | None, object]] = {}  # run id -> (run started, report)
+        show, finish = app._show, app._finish
+
+        def _show(report, *, partial):
+            show(report, partial=partial)
+            if partial:
+                self.eager.setdefault(app.latest_run, time.monotonic())
+
+        def _finish(report, at):
+            started = app.run_started  # the worker got the request (session's monotonic clock)
+            finish(report, at)
+            self.final[app.latest_run] = time.monotonic()
+            self.detail[app.latest_run] = (started, report)
+
+        app._show, app._finish = _show, _finish  # the handler calls self._show: instance attrs win
+
+
+class LagMonitor:
+    """A task in the app's event loop that sleeps 10 ms over and over and notes how late it wakes."""
+
+    def __init__(self):
+        self.phase: str | None = None
+        self.samples: dict[str, list[float]] = {}
+
+    async def loop(self) -> None:
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.01)
+            late = time.perf_counter() - start - 0.01
+            if self.phase:
+                self.samples.setdefault(self.phase, []).append(late)
+
+
+async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
+    from kscope.app import KscopeApp
+    from kscope.session import RunSpec
+
+    tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-"))
+    os.environ["KSCOPE_CACHE_DIR"] = str(tmp / "store")  # the worker inherits it: user's store untouched
+    path = tmp / "add_relu.py"
+    shutil.copy(REPO / "samples" / "add_relu.py", path)
+    base = path.read_text()
+    assert base.count(OP) == 1, f"{OP!r} not found once in the sample"
+    with_const = lambda c: base.replace(OP, f"{OP} * {c}")  # noqa: E731
+    commented = lambda i: base + f"# kscope bench edit {i}\n"  # noqa: E731
+
+    app = KscopeApp(RunSpec(str(path), None, "cpu", 60.0, 5))
+    probe, lag = Probe(app), LagMonitor()
+    parts: list[tuple] = []  # per save: (save -> run start, worker wall, first compiled call, fresh compile?)
+    extra_runs = 0  # runs beyond one per save or key press (a watcher firing twice would show here)
+
+    # Polls use asyncio.sleep, not pilot.pause: the app runs in this same loop either way, and
+    # pilot.pause walks every widget and forces a screen update on each call (~50% more main-thread
+    # CPU over this benchmark), which item 4 would then count as the app's own lag.
+    async def wait_for(cond, timeout=180.0):
+        deadline = time.monotonic() + timeout
+        while not cond():
+            if time.monotonic() > deadline:
+                raise TimeoutError("condition not met in time")
+            await asyncio.sleep(0.01)
+
+    async def settle():
+        """Wait until no worker (the spare warming up, say) burns CPU, so runs don't compete."""
+        while True:
+            pids = app.session.worker_pids()
+            before = {p: cpu_s(p) for p in pids}
+            await asyncio.sleep(0.3)
+            if all(cpu_s(p) - before[p] < 0.03 for p in pids if p in app.session.worker_pids()):
+                return
+
+    async def trigger(act) -> tuple[int, float]:
+        """Do `act` (a save or a key press); wait for the final report of the run it started."""
+        nonlocal extra_runs
+        before = app.latest_run
+        t0 = await act()
+        await wait_for(lambda: app.latest_run > before and app.latest_run in probe.final)
+        extra_runs += app.latest_run - before - 1
+        return app.latest_run, t0
+
+    async def save(text) -> tuple[float, float]:
+        """(save -> eager on screen, save -> final on screen) in seconds."""
+        async def write():
+            path.write_text(text)
+            return time.monotonic()  # the write is complete: the clock starts here
+
+        rid, t0 = await trigger(write)
+        started, rep = probe.detail[rid]
+        c = rep.compiled
+        parts.append((started - t0 if started else float("nan"), rep.wall_s,
+                      c.compile_s if c else float("nan"), bool(c) and c.traffic_source == "inductor"))
+        await asyncio.sleep(0.05)  # a short settle between saves
+        return probe.eager.get(rid, float("nan")) - t0, probe.final[rid] - t0
+
+    manual = [manual_workflow_s() for _ in range(args.manual_runs)]  # first: nothing of ours running
+    async with app.run_test(size=(120, 40)) as pilot:
+        lag_task = asyncio.get_running_loop().create_task(lag.loop())
+        await wait_for(lambda: 1 in probe.final)  # startup: torch import, warm-up, first run
+        await settle()  # the spare worker, spawned after the first report, warms up
+        first_pid = app.session.worker_pids()[0]  # the current worker
+        first_rss = rss_mb(first_pid)
+        report = probe.detail[1][1]
+        header = (f"{datetime.datetime.now():%Y-%m-%d %H:%M} | torch {report.torch_version} | "
+                  f"CPU: {report.device_name} ({os.cpu_count()} cores) | load {os.getloadavg()[0]:.2f}")
+        for i in range(2):  # warm-up saves, not counted
+            await save(commented(i))
+
+        # 1. Saves that keep the graph: alternate a trailing comment.
+        lag.phase = "same graph"
+        same = [await save(commented(i % 2)) for i in range(args.same)]
+        # 1b, 2, 4. Graph-changing saves: a fresh random constant each time, in no cache anywhere.
+        lag.phase, fresh = "new graph", []
+        del parts[:]
+        for _ in range(args.fresh):
+            fresh.append(await save(with_const(f"1.{secrets.randbelow(10**9):09d}")))
+        fresh_parts, lag.phase = parts[:], None
+        # 3. `r` with nothing changed.
+        await settle()
+
+        async def press():
+            t0 = time.monotonic()
+            await pilot.press("r")
+            return t0
+
+        rerun = []
+        for _ in range(args.reruns):
+            rid, t0 = await trigger(press)
+            rerun.append(probe.final[rid] - t0)
+            await asyncio.sleep(0.05)
+        # 5. Many saves in a row over a small pool (same graph, new graph, back): caches warm.
+        pool = [base, with_const(2), commented(0)]
+        lag.phase, many = "many saves", []
+        for i in range(args.saves):
+            many.append((await save(pool[i % len(pool)]))[1])
+            if i == 0:
+                pid0 = app.session.worker_pids()[0]  # the current worker
+                rss0 = rss_mb(pid0)
+        pid1, runs = app.session.worker_pids()[0], app.latest_run
+        rss1 = rss_mb(pid1)
+        lag.phase = None
+        lag_task.cancel()
+    app.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    # --- the table -------------------------------------------------------------------------------
+    rows = []
+
+    def row(name, value, goal="-", ok=None):
+        rows.append((name, value, goal, "" if ok is None else ("PASS" if ok else "MISS")))
+
+    def p50_90(xs, digits=2):
+        return f"p50 {pct(xs, 50):.{digits}f} s  p90 {pct(xs, 90):.{digits}f} s"
+
+    s_eager, f_eager, f_final = [e for e, _ in same], [e for e, _ in fresh], [f for _, f in fresh]
+    row(f"1  save->eager, same graph (n={len(same)})", p50_90(s_eager))
+    row(f"1  save->eager, new graph (n={len(fresh)})", p50_90(f_eager))
+    row(f"   save->final, same graph (n={len(same)})", p50_90([f for _, f in same]))
+    row(f"2  save->final, new graph (n={len(fresh)})", p50_90(f_final))
+    mm = statistics.median(manual)
+    row(f"   manual workflow, fresh process (n={len(manual)})",
+        f"median {mm:.2f} s  runs {' '.join(f'{x:.2f}' for x in manual)}")
+    ratio = pct(f_final, 50) / mm
+    row("2  new-graph p50 / manual median", f"{ratio:.2f}", "<= 0.35", ratio <= 0.35)
+    row(f"3  r, nothing changed -> final (n={len(rerun)})", p50_90(rerun, 3), "p50 <= 0.25 s",
+        pct(rerun, 50) <= 0.25)
+    for phase, samples in lag.samples.items():  # the goal is for graph-changing runs; others for info
+        ms, goal = [x * 1000 for x in samples], phase == "new graph"
+        row(f"4  event-loop lag, {phase} runs", f"max {max(ms):.1f} ms  p99 {pct(ms, 99):.1f} ms",
+            "max <= 50 ms" if goal else "-", max(ms) <= 50 if goal else None)
+    row(f"5  worker RSS over the {len(many)} saves", f"{rss0:.0f} -> {rss1:.0f} MB (+{rss1 - rss0:.0f})"
+        + ("" if pid0 == pid1 else " [worker replaced]"), "<= +150 MB", rss1 - rss0 <= 150)
+    # The same since the app's first run: the earlier phases grow the worker too.
+    row(f"5  worker RSS since the first run ({runs} runs)", f"{first_rss:.0f} -> {rss1:.0f} MB "
+        f"(+{rss1 - first_rss:.0f})" + ("" if first_pid == pid1 else " [worker replaced]"), "<= +150 MB",
+        rss1 - first_rss <= 150)
+    first, last = statistics.median(many[:10]), statistics.median(many[-10:])
+    row("5  save->final, first 10 vs last 10, medians", f"{first:.2f} s -> {last:.2f} s ({last / first - 1:+.0%})",
+        "<= +10%", last <= first * 1.10)
+    # Where a new-graph run's time goes (medians): save -> worker asked (watcher debounce, message
+    # hops, session thread), the worker's own wall time, and its first compiled call (the compile).
+    med = [statistics.median(p[k] for p in fresh_parts) for k in range(3)]
+    row("   new graph: save->run start / worker wall / compile", f"{med[0]:.2f} / {med[1]:.2f} / {med[2]:.2f} s")
+    row("   new graph: fresh compiles (not cache hits)", f"{sum(p[3] for p in fresh_parts)}/{len(fresh_parts)}")
+    row("   extra runs / worker restarts (all phases)", f"{extra_runs} / {app.session.restarts}")
+    return header, rows
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer saves: about 30 s instead of 1 min")
+    args = parser.parse_args()
+    q = args.quick
+    args.same, args.fresh, args.reruns = (8, 4, 5) if q else (15, 8, 10)
+    args.saves, args.manual_runs = (20, 1) if q else (100, 3)
+    started = time.monotonic()
+    header, rows = asyncio.run(main(args))
+    print(f"kscope live app, CPU, samples/add_relu.py (1M elements){' [--quick]' if q else ''}")
+    print(header)
+    width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows), max(len(r[2]) for r in rows)
+    for name, value, goal, verdict in rows:
+        print(f"{name:<{width[0]}}  {value:<{width[1]}}  {goal:<{width[2]}}  {verdict}".rstrip())
+    print(f"(benchmark took {time.monotonic() - started:.0f} s)")
