@@ -9,6 +9,7 @@ passed to `emit` as a SessionEvent: the app posts it as a message and never wait
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -122,6 +123,8 @@ class LiveSession:
     def _replace_current(self, why: str) -> None:
         dead = self._workers.pop(0)
         dead.kill()
+        for w in self._workers:
+            w.signal_group(signal.SIGCONT)
         if self._workers:
             _set_priority(self._workers[0], 0)  # the spare is now the one being timed
         self.restarts += 1
@@ -162,6 +165,18 @@ class LiveSession:
 
     def _run(self, run_id: int) -> None:
         worker = self._ready_worker()
+        # A spare still warming up would share the CPU with the run being timed: freeze it for
+        # the length of the run.
+        spares = self._workers[1:]
+        for spare in spares:
+            spare.signal_group(signal.SIGSTOP)
+        try:
+            self._run_on(worker, run_id)
+        finally:
+            for spare in spares:
+                spare.signal_group(signal.SIGCONT)
+
+    def _run_on(self, worker: Worker, run_id: int) -> None:
         spec = self.spec
         started = time.monotonic()
         self.emit(SessionEvent("running", run_id, at=started))

@@ -125,6 +125,14 @@ class Worker:
         except subprocess.TimeoutExpired:
             return None
 
+    def signal_group(self, signum: int) -> None:
+        """Send a signal to the worker and everything it started (SIGSTOP / SIGCONT to pause)."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def kill(self) -> None:
         """Stop the worker and everything it started, now."""
         if self.proc is not None and self.proc.poll() is None:
