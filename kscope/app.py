@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
+import threading
 import time
 
 from textual import on
@@ -240,8 +242,22 @@ class KscopeApp(App):
 
 def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int) -> int:
     app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls))
+
+    def on_hangup(signum, frame):
+        # The terminal is gone (an SSH session dropped): stop the workers and leave at once.
+        app.shutdown()
+        os._exit(128 + signum)
+
+    def on_terminate(signum, frame):
+        app.shutdown()
+        app.exit(return_code=128 + signum)  # restores the terminal
+        # If the event loop cannot get to it, leave anyway: nothing of kscope's may linger.
+        threading.Timer(1.5, os._exit, args=(128 + signum,)).start()
+
+    signal.signal(signal.SIGHUP, on_hangup)
+    signal.signal(signal.SIGTERM, on_terminate)
     try:
         app.run()
     finally:
         app.shutdown()
-    return 0
+    return app.return_code or 0

@@ -9,6 +9,7 @@ passed to `emit` as a SessionEvent: the app posts it as a message and never wait
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import threading
 import time
@@ -16,10 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kscope.report import Report, RunError
-from kscope.worker_client import Worker, WorkerDied
+from kscope.worker_client import Worker, WorkerDied, describe_exit
 
 POLL_S = 0.05
 SPARE_NICE = 10
+STORM_WINDOW_S = 1.0
+"""A request this soon after the last run started means saves are coming in a burst..."""
+STORM_SETTLE_S = 0.3
+"""...so wait until they have stopped for this long before starting the next run."""
+LOG_FLUSH_S = 0.05
+LOG_MAX_BYTES = 16_384
+"""At most this much of the user's output reaches the app per flush; the rest is counted."""
 
 
 def _set_priority(worker: Worker, nice: int) -> None:
@@ -62,6 +70,8 @@ class LiveSession:
     def __init__(self, spec: RunSpec, emit: Callable[[SessionEvent], None]):
         self.spec, self.emit = spec, emit
         self._wanted = 0  # id of the latest requested run
+        self._last_request_at = float("-inf")
+        self._last_run_at = float("-inf")
         self._cond = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._main, name="kscope-session", daemon=True)
@@ -76,6 +86,7 @@ class LiveSession:
     def request_run(self) -> int:
         with self._cond:
             self._wanted += 1
+            self._last_request_at = time.monotonic()
             self._cond.notify_all()
             return self._wanted
 
@@ -100,9 +111,34 @@ class LiveSession:
         return worker
 
     def _pump_logs(self, fd: int) -> None:
-        with os.fdopen(fd, "rb", buffering=0) as src:
-            while chunk := src.read(65536):
-                self.emit(SessionEvent("log", text=chunk.decode("utf-8", "replace")))
+        """Forward the worker's output in batches of at most LOG_MAX_BYTES every LOG_FLUSH_S:
+        a target printing in a loop must not flood the app's message queue. Reading never
+        stops, so the worker never blocks on a full pipe."""
+        pending, skipped, last_flush = bytearray(), 0, time.monotonic()
+
+        def flush():
+            nonlocal skipped, last_flush
+            if pending or skipped:
+                text = pending.decode("utf-8", "replace")
+                if skipped:
+                    text += f"\n[kscope] … {skipped:,} bytes of output not shown\n"
+                self.emit(SessionEvent("log", text=text))
+            pending.clear()
+            skipped, last_flush = 0, time.monotonic()
+
+        with os.fdopen(fd, "rb", buffering=0) as src, selectors.DefaultSelector() as sel:
+            sel.register(src, selectors.EVENT_READ)
+            while True:
+                if sel.select(LOG_FLUSH_S):
+                    chunk = src.read(65536)
+                    if not chunk:
+                        break
+                    room = max(0, LOG_MAX_BYTES - len(pending))
+                    pending.extend(chunk[:room])
+                    skipped += len(chunk) - len(chunk[:room])
+                if time.monotonic() - last_flush >= LOG_FLUSH_S:
+                    flush()
+            flush()
 
     def _ready_worker(self) -> Worker:
         """The current worker, warm; a fresh one (or the spare) when it is gone."""
@@ -110,6 +146,9 @@ class LiveSession:
             if not self._workers:
                 self._workers.append(self._spawn())
             worker = self._workers[0]
+            if worker.proc is not None and worker.proc.poll() is not None:
+                self._replace_current(f"{describe_exit(worker.proc.returncode)} while idle")
+                continue
             try:
                 worker.wait_ready()
                 return worker
@@ -153,15 +192,27 @@ class LiveSession:
             with self._cond:
                 while self._wanted == done and not self._stopping:
                     self._cond.wait()
+                self._settle()
                 if self._stopping:
                     return
                 run_id = self._wanted
+                self._last_run_at = time.monotonic()
             done = run_id
             try:
                 self._run(run_id)
             except (WorkerDied, RuntimeError):
                 if self._stopping:
                     return
+
+    def _settle(self) -> None:
+        """In a burst of saves (an editor's autosave, a formatter, a script), wait for the burst
+        to end instead of starting a run per save: the run that follows sees the last content."""
+        while not self._stopping:
+            in_burst = self._last_request_at - self._last_run_at < STORM_WINDOW_S
+            left = self._last_request_at + STORM_SETTLE_S - time.monotonic() if in_burst else 0
+            if left <= 0:
+                return
+            self._cond.wait(left)
 
     def _run(self, run_id: int) -> None:
         worker = self._ready_worker()
