@@ -47,8 +47,19 @@ class Kernel:
 @dataclass(frozen=True)
 class GraphBreak:
     reason: str
+    """In plain words (kscope's wording for common cases, else dynamo's first line)."""
     line: int | None = None
     file: str | None = None
+    explanation: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Recompile:
+    reason: str
+    """The guard that failed, as dynamo said it ("tensor 'x' size mismatch at index 0 ...")."""
+    function: str = ""
+    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,7 @@ class ModeResult:
     compile_s: float | None = None
     graphs: int | None = None
     graph_breaks: tuple[GraphBreak, ...] = ()
+    recompiles: tuple[Recompile, ...] = ()
     traffic_source: str = ""
     """Where the byte counts come from, in words (eager dispatch, inductor, inductor via kscope cache)."""
 
@@ -104,6 +116,13 @@ class Report:
     errors: tuple[RunError, ...] = ()
     notes: tuple[str, ...] = ()
     wall_s: float = 0.0
+    source: str = ""
+    """The file's text as it ran (the panes never read the file themselves)."""
+    target_lines: tuple[int, int] | None = None
+    """First and last line of the target's definition."""
+    peak_gbps: float | None = None
+    """The device's memory bandwidth, to judge achieved GB/s against."""
+    peak_source: str = ""
     schema: int = SCHEMA
 
     @property
@@ -129,6 +148,10 @@ class Report:
             "errors": [dataclasses.asdict(e) for e in self.errors],
             "notes": list(self.notes),
             "wall_s": round(self.wall_s, 3),
+            "peak_gbps": _round(self.peak_gbps),
+            "peak_source": self.peak_source,
+            "target_lines": list(self.target_lines) if self.target_lines else None,
+            "source": self.source,
         }
 
     @classmethod
@@ -145,6 +168,10 @@ class Report:
             errors=tuple(RunError(**e) for e in d.get("errors", ())),
             notes=tuple(d.get("notes", ())),
             wall_s=d.get("wall_s", 0.0),
+            source=d.get("source", ""),
+            target_lines=tuple(d["target_lines"]) if d.get("target_lines") else None,
+            peak_gbps=d.get("peak_gbps"),
+            peak_source=d.get("peak_source", ""),
             schema=d.get("schema", SCHEMA),
         )
 
@@ -179,6 +206,7 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
         out["compile_s"] = None if m.compile_s is None else round(m.compile_s, 3)
         out["graphs"] = m.graphs
         out["graph_breaks"] = [dataclasses.asdict(b) for b in m.graph_breaks]
+        out["recompiles"] = [dataclasses.asdict(r) for r in m.recompiles]
     return out
 
 
@@ -232,6 +260,7 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
         compile_s=d.get("compile_s"),
         graphs=d.get("graphs"),
         graph_breaks=tuple(GraphBreak(**b) for b in d.get("graph_breaks", ())),
+        recompiles=tuple(Recompile(**r) for r in d.get("recompiles", ())),
         traffic_source=d.get("traffic_source", ""),
     )
 
@@ -271,6 +300,7 @@ __all__ = [
     "Kernel",
     "ModeResult",
     "Report",
+    "Recompile",
     "RunError",
     "fmt_bytes",
     "fmt_count",

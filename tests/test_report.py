@@ -26,7 +26,10 @@ def test_json_has_the_documented_fields():
     kernel = d["compiled"]["kernels"][0]
     for key in ("name", "launches", "time_us", "bytes_read", "bytes_written", "fused", "ops", "lines", "code"):
         assert key in kernel
-    assert d["compiled"]["graph_breaks"] == [{"reason": "data-dependent branch", "line": 5, "file": "f.py"}]
+    assert d["compiled"]["graph_breaks"] == [
+        {"reason": "data-dependent branch", "line": 5, "file": "f.py", "explanation": "", "hint": ""}
+    ]
+    assert d["compiled"]["recompiles"] == [] and "recompiles" not in d["eager"]
     assert d["errors"][0] == {"stage": "compile", "type": "X", "message": "y", "file": "f.py", "line": 3}
     # 12 MB over 12.5 µs is 960 GB/s
     assert d["compiled"]["achieved_gbps"] == 960.0

@@ -2,23 +2,47 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import defaultdict
 
 import torch
+from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from kscope.engine.inductor_capture import GraphCapture, TrafficStore, capture_inductor
 from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.profiling import profile_calls, synchronize
 from kscope.engine.provenance import CompiledKernel, compiled_kernels
 from kscope.engine.target import Target
-from kscope.report import GraphBreak, Kernel, ModeResult
+from kscope.engine.breaks import plain_break
+from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
 
 WARMUP_CALLS = 2
 
 
 class CompileFailed(Exception):
     """torch.compile raised; the eager half stays valid."""
+
+
+class _SourceKey(CustomGraphPass):
+    """A pass that changes nothing and only adds, through its uuid, the user's stack traces of the
+    graph's ops to inductor's cache key. Inductor caches a graph's provenance (file, line, code)
+    with its code, and its key ignores where the ops came from: without this, a hit could point
+    kernels at another file with the same graph, or at the lines of an earlier save."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def __call__(self, graph) -> None:
+        return None
+
+    def uuid(self) -> str:
+        return self.key
+
+
+def _source_key(gm) -> str:
+    traces = "\n".join(node.meta.get("stack_trace") or "" for node in gm.graph.nodes)
+    return hashlib.sha256(traces.encode()).hexdigest()
 
 
 class _RecordingBackend:
@@ -28,29 +52,35 @@ class _RecordingBackend:
         self.user_file = user_file
         self.graphs = 0
         self.breaks: list[GraphBreak] = []
-        self.stacks: dict[str, dict[str, str]] = {}
-        """compile id -> {graph node name: the user stack trace dynamo recorded for it}"""
+
 
     def __call__(self, gm, example_inputs):
         from torch._inductor.compile_fx import compile_fx
 
         self.graphs += 1
-        cid = torch._guards.CompileContext.current_compile_id()
-        self.stacks[f"{cid.frame_id}/{cid.frame_compile_id}" if cid else "?"] = {
-            node.name: node.meta["stack_trace"] for node in gm.graph.nodes if node.meta.get("stack_trace")
-        }
         reason = getattr(gm, "compile_subgraph_reason", None)
         if reason is not None and reason.graph_break:
             frames = [f for f in reason.user_stack if _same(f.filename, self.user_file)] or reason.user_stack
             last = frames[-1] if frames else None
+            plain, explanation, hint = plain_break(reason.reason)
             self.breaks.append(
                 GraphBreak(
-                    reason=str(reason.reason),
+                    reason=plain,
                     line=last.lineno if last else None,
                     file=last.filename if last else None,
+                    explanation=explanation,
+                    hint=hint,
                 )
             )
-        return compile_fx(gm, example_inputs)
+        if torch._inductor.config.post_grad_custom_post_pass is not None:
+            return compile_fx(gm, example_inputs)  # the user's own pass: leave it alone
+        with torch._inductor.config.patch(post_grad_custom_post_pass=_SourceKey(_source_key(gm))):
+            return compile_fx(gm, example_inputs)
+
+
+def _function_name(target: Target) -> str:
+    fn = target.fn.forward if isinstance(target.fn, torch.nn.Module) else target.fn
+    return getattr(fn, "__name__", target.name)
 
 
 def _same(a: str, b: str) -> bool:
@@ -76,6 +106,7 @@ def run_compiled(
     def call():
         return compiled(*target.args)
 
+    # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
     with capture_inductor() as graphs:
         start = time.perf_counter()
         try:
@@ -84,18 +115,16 @@ def run_compiled(
         except Exception as e:
             raise CompileFailed(e) from e
         compile_s = time.perf_counter() - start
-    for _ in range(WARMUP_CALLS):
-        call()
-        synchronize(device)
-    timed = profile_calls(call, device, calls)
+        for _ in range(WARMUP_CALLS):
+            call()
+            synchronize(device)
+        timed = profile_calls(call, device, calls)
 
     source = _fill_bytes(graphs, store, target, device)
     by_graph = {
         cid: compiled_kernels(
             provenance=g.provenance,
-            post_to_pre=g.post_to_pre,
             stack_traces=g.stack_traces,
-            dynamo_stacks=backend.stacks.get(cid, {}),
             output_code=g.code,
             post_grad_graph=g.post_grad_graph,
             kernel_bytes=store.get(g.code_hash),
@@ -117,6 +146,7 @@ def run_compiled(
         compile_s=compile_s,
         graphs=backend.graphs,
         graph_breaks=tuple(backend.breaks),
+        recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
     )
 

@@ -49,8 +49,6 @@ class GraphCapture:
     code: str = ""
     provenance: dict = field(default_factory=dict)
     """kernel handle ("cpp_fused_add_relu_0:1") -> post-grad node names."""
-    post_to_pre: dict = field(default_factory=dict)
-    """post-grad node name -> names of the nodes of the graph dynamo handed to inductor."""
     stack_traces: dict = field(default_factory=dict)
     """kernel handle -> list of formatted user frames."""
     post_grad_graph: str = ""
@@ -85,8 +83,17 @@ class GraphCapture:
         return {stable[h]: (r, w) for h, (r, w) in out.items()}
 
 
+class Capture(dict):
+    """{compile id: GraphCapture}, plus the recompiles dynamo reported meanwhile."""
+
+    def __init__(self):
+        super().__init__()
+        self.recompiles: list[tuple[str, str]] = []
+        """(compile id of the new compile, the guard failure that caused it)"""
+
+
 class _Listener(logging.Handler):
-    def __init__(self, graphs: dict[str, GraphCapture]):
+    def __init__(self, graphs: Capture):
         super().__init__(logging.DEBUG)
         self.graphs = graphs
 
@@ -132,11 +139,13 @@ class _Listener(logging.Handler):
             if name == "inductor_post_grad_graph":  # a fresh compile logs it as an artifact
                 self._graph(cid).post_grad_graph = payload
             elif name == "inductor_provenance_tracking_node_mappings":
-                mapping = json.loads(payload)
-                self._graph(cid).provenance = mapping.get("cppCodeToPost", {})
-                self._graph(cid).post_to_pre = mapping.get("postToPre", {})
+                self._graph(cid).provenance = json.loads(payload).get("cppCodeToPost", {})
             elif name == "inductor_provenance_tracking_kernel_stack_traces":
                 self._graph(cid).stack_traces = json.loads(payload)
+            elif name == "recompile_reasons":
+                reasons = json.loads(payload)
+                for reason in reasons if isinstance(reasons, list) else [reasons]:
+                    self.graphs.recompiles.append((cid, str(reason)))
 
 
 def _cid(compile_id) -> str:
@@ -147,8 +156,8 @@ def _cid(compile_id) -> str:
 
 @contextlib.contextmanager
 def capture_inductor():
-    """Listen to inductor's loggers for the block; yields {compile id: GraphCapture}."""
-    graphs: dict[str, GraphCapture] = {}
+    """Listen to inductor's and dynamo's loggers for the block; yields a Capture."""
+    graphs = Capture()
     listener = _Listener(graphs)
     metrics = logging.getLogger(METRICS_LOGGER)
     trace = logging.getLogger(TRACE_LOGGER)

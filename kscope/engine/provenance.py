@@ -67,13 +67,18 @@ def post_grad_ops(post_grad_graph: str) -> dict[str, str]:
 
 
 def user_lines(stack_traces: list[str], user_file: str) -> tuple[int, ...]:
-    lines = {
-        int(m.group(2))
-        for frame in stack_traces
-        for m in _FRAME.finditer(frame)
-        if _same_file(m.group(1), user_file)
-    }
-    return tuple(sorted(lines))
+    """Lines of the user's file that inductor's stack traces point at. (kscope puts the stack
+    traces into inductor's cache key, so a cache hit's traces are this file's, this save's.)"""
+    return tuple(
+        sorted(
+            {
+                int(m.group(2))
+                for frame in stack_traces
+                for m in _FRAME.finditer(frame)
+                if _same_file(m.group(1), user_file)
+            }
+        )
+    )
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -85,19 +90,13 @@ def _same_file(a: str, b: str) -> bool:
 def compiled_kernels(
     *,
     provenance: dict[str, list[str]],
-    post_to_pre: dict[str, list[str]],
     stack_traces: dict[str, list[str]],
-    dynamo_stacks: dict[str, str],
     output_code: str,
     post_grad_graph: str,
     kernel_bytes: dict[str, tuple[int, int]] | None,
     user_file: str,
 ) -> list[CompiledKernel]:
-    """One entry per kernel inductor emitted for a graph.
-
-    Lines come from the stack traces dynamo recorded on its graph in this run, reached through
-    provenance's post-grad -> pre-grad mapping: inductor's own stack traces are cached with the
-    code, so after a cache hit they may name another file or the lines of an earlier save."""
+    """One entry per kernel inductor emitted for a graph."""
     sources = kernel_sources(output_code)
     ops_of = post_grad_ops(post_grad_graph)
     stable = stable_handles(provenance)
@@ -106,10 +105,7 @@ def compiled_kernels(
         name, kind = profiler_name(handle)
         wanted = set(post_nodes)
         ops = tuple(dict.fromkeys(op for node, op in ops_of.items() if node in wanted))
-        pre = {p for node in post_nodes for p in post_to_pre.get(node, ())}
-        lines = user_lines([dynamo_stacks[p] for p in pre if p in dynamo_stacks], user_file)
-        if not lines and not dynamo_stacks:
-            lines = user_lines(stack_traces.get(handle, []), user_file)
+        lines = user_lines(stack_traces.get(handle, []), user_file)
         rw = (kernel_bytes or {}).get(stable[handle])
         out.append(
             CompiledKernel(

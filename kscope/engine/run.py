@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor_capture import TrafficStore, configure_inductor
@@ -74,7 +75,17 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
         return _done(report, start, user_error("load", e, path))
 
     largest = max((a.nbytes for a in target.args if isinstance(a, torch.Tensor)), default=0)
-    report = replace(report, target=target.name, largest_input_bytes=largest, notes=target.notes)
+    peak, peak_source = peak_bandwidth(device)
+    report = replace(
+        report,
+        target=target.name,
+        largest_input_bytes=largest,
+        notes=target.notes,
+        source=target.source,
+        target_lines=target.lines,
+        peak_gbps=peak,
+        peak_source=peak_source,
+    )
     try:
         eager, eager_per_launch = run_eager(target, device, request.calls, path)
     except Exception as e:

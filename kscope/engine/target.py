@@ -38,6 +38,9 @@ class Target:
     module: types.ModuleType
     args: tuple
     notes: tuple[str, ...] = ()
+    source: str = ""
+    lines: tuple[int, int] | None = None
+    """First and last line of the target's definition in the file."""
 
 
 def load_module(path: str) -> types.ModuleType:
@@ -59,6 +62,7 @@ def load_module(path: str) -> types.ModuleType:
     name = f"__kscope_target_{next(_run_ids)}__"
     module = types.ModuleType(name)
     module.__file__ = path
+    module.__kscope_source__ = source
     for old in [m for m in sys.modules if m.startswith("__kscope_target_")]:
         del sys.modules[old]
     sys.modules[name] = module  # dataclasses, pickle and inspect look modules up here
@@ -161,4 +165,14 @@ def prepare(path: str, name: str | None, device: torch.device, n: int | None = N
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device)
     args, notes = make_inputs(module, fn, device, n)
-    return Target(target_name, fn, module, args, tuple(notes))
+    return Target(target_name, fn, module, args, tuple(notes), module.__kscope_source__, definition_lines(fn))
+
+
+def definition_lines(fn: Any) -> tuple[int, int] | None:
+    """Where the target is defined (a module's forward for an nn.Module)."""
+    code_of = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        lines, start = inspect.getsourcelines(code_of)
+    except (OSError, TypeError):
+        return None
+    return start, start + len(lines) - 1

@@ -1,0 +1,54 @@
+"""The device's memory bandwidth, to judge achieved GB/s against ("how far from the limit")."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import torch
+
+# Peak DRAM bandwidth in GB/s of common parts, from their vendors' data sheets; matched by name.
+GPU_PEAK_GBPS = (
+    ("H200", 4800.0),
+    ("H100 PCIe", 2000.0),
+    ("H100", 3350.0),
+    ("A100-SXM4-80GB", 2039.0),
+    ("A100 80GB PCIe", 1935.0),
+    ("A100", 1555.0),
+    ("L40S", 864.0),
+    ("L4", 300.0),
+    ("A10G", 600.0),
+    ("A10", 600.0),
+    ("V100", 900.0),
+    ("T4", 320.0),
+    ("RTX 4090", 1008.0),
+    ("RTX 3090", 936.0),
+)
+
+
+def gpu_peak(name: str) -> tuple[float | None, str]:
+    for part, gbps in GPU_PEAK_GBPS:
+        if part in name:
+            return gbps, f"data sheet of {part}"
+    return None, f"unknown part ({name})"
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_copy_gbps(nbytes: int = 256 << 20, repeats: int = 3) -> float:
+    """Measured once per process: the best of a few copies larger than any CPU cache, read +
+    write bytes over time."""
+    src = torch.empty(nbytes, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # touch the pages first
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        dst.copy_(src)
+        best = min(best, time.perf_counter() - start)
+    return 2 * nbytes / best / 1e9
+
+
+def peak_bandwidth(device: torch.device) -> tuple[float | None, str]:
+    if device.type == "cuda":
+        return gpu_peak(torch.cuda.get_device_name(device))
+    return cpu_copy_gbps(), "a 256 MB copy, measured once per worker"

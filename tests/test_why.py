@@ -1,0 +1,153 @@
+"""Why a kernel exists: source lines, generated code, graph breaks, recompiles, bandwidth.
+Expected lines are read from the file the test writes, never typed in."""
+
+import pytest
+
+from conftest import line_of, write_target
+from kscope.engine.run import RunRequest, run
+
+
+def run_file(path):
+    report = run(RunRequest(str(path), device="cpu", calls=2))
+    assert not report.errors, report.errors
+    return report
+
+
+def test_lines_of_eager_ops_and_of_the_kernel_that_fused_them(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def two_lines(a, b):
+            y = a + b
+            z = y.relu()
+            return z
+
+        def inputs(device):
+            return torch.randn(1000, device=device), torch.randn(1000, device=device)
+        """,
+    )
+    r = run_file(path)
+    add_line, relu_line = line_of(path, "y = a + b"), line_of(path, "z = y.relu()")
+    eager = {k.name: k.lines for k in r.eager.kernels}
+    assert eager == {"aten::add": (add_line,), "aten::relu": (relu_line,)}
+    (kernel,) = r.compiled.kernels
+    assert kernel.lines == (add_line, relu_line)
+    # the source that ran, and where the target is defined in it
+    assert r.source == path.read_text()
+    assert r.target_lines == (line_of(path, "def two_lines"), line_of(path, "return z"))
+
+
+def test_graph_break_in_plain_words_with_a_hint(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def branchy(x):
+            y = x * 2
+            if y.sum() > 0:
+                y = y + 1
+            return y
+
+        def inputs(device):
+            return (torch.ones(100, device=device),)
+        """,
+    )
+    r = run_file(path)
+    (brk,) = r.compiled.graph_breaks
+    assert brk.line == line_of(path, "if y.sum() > 0:")
+    assert "data-dependent branch" in brk.reason and "torch.where" in brk.hint
+    assert r.compiled.graphs == 2
+
+
+def test_print_break_keeps_dynamos_explanation(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def chatty(x):
+            y = x * 2
+            print("value computed")
+            return y + 1
+
+        def inputs(device):
+            return (torch.ones(100, device=device),)
+        """,
+    )
+    r = run_file(path)
+    (brk,) = r.compiled.graph_breaks
+    assert brk.line == line_of(path, "print(")
+    assert "print" in brk.explanation
+
+
+def test_recompiles_name_the_failed_guard(tmp_path):
+    # A global the function changes on every call: dynamo specialises on its value, so every
+    # call fails the guard and compiles again.
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        step = 0
+
+        def stepper(x):
+            global step
+            step += 1
+            return x * step
+
+        def inputs(device):
+            return (torch.ones(100, device=device),)
+        """,
+    )
+    r = run_file(path)
+    assert r.compiled.recompiles
+    assert any("step" in rc.reason for rc in r.compiled.recompiles)
+    assert r.compiled.recompiles[0].function == "stepper"
+
+
+def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def add_relu(a, b):
+            return (a + b).relu()
+
+        def inputs(device):
+            return torch.randn(1_000_000, device=device), torch.randn(1_000_000, device=device)
+        """,
+    )
+    r = run_file(path)
+    assert r.peak_gbps and r.peak_gbps > 0 and "copy" in r.peak_source
+    for mode in (r.eager, r.compiled):
+        assert mode.achieved_gbps == pytest.approx(mode.bytes_total / (mode.kernel_time_us * 1e3))
+        for k in mode.kernels:
+            assert k.achieved_gbps == pytest.approx(k.bytes_total / (k.time_us * 1e3))
+    d = r.to_dict()
+    assert d["peak_gbps"] and d["compiled"]["kernels"][0]["achieved_gbps"] > 0
+
+
+def test_lines_follow_the_file_after_inductor_cache_hits(tmp_path):
+    # The same graph in another file, then the first file with its lines shifted: inductor could
+    # serve both from its cache; the lines shown must still be this file's, this save's.
+    body = """
+        import torch
+
+        def f(a, b):
+            return (a * b).sin()
+
+        def inputs(device):
+            return torch.randn(500, device=device), torch.randn(500, device=device)
+        """
+    first = write_target(tmp_path, body, "first.py")
+    other = write_target(tmp_path, "\n\n\n" + body, "other.py")
+    for path in (first, other):
+        (kernel,) = run_file(path).compiled.kernels
+        assert kernel.lines == (line_of(path, "return (a * b).sin()"),)
+    first.write_text("# a comment that moves everything down\n" + first.read_text())
+    (kernel,) = run_file(first).compiled.kernels
+    assert kernel.lines == (line_of(first, "return (a * b).sin()"),)
