@@ -44,7 +44,8 @@ def test_user_prints_go_to_stderr_with_json(tmp_path):
     out = kscope(path, "--json", "--device", "cpu")
     assert out.returncode == 0
     json.loads(out.stdout)
-    assert "hello from user code" in out.stderr and "hello" not in out.stdout
+    # stdout parsed as JSON above, so nothing else is on it; the print went to stderr
+    assert "hello from user code" in out.stderr
     assert "USDT" not in out.stderr  # torch's profiler chatter is filtered
 
 
