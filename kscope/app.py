@@ -17,16 +17,19 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from kscope.report import Report
 from kscope.session import LiveSession, RunSpec, SessionEvent
 from kscope.watch import FileWatcher
+from kscope.widgets.breaks import BreaksPane
+from kscope.widgets.code import CodePane
 from kscope.widgets.fused import FusedKernels
 from kscope.widgets.help import HelpScreen
 from kscope.widgets.kernels import KernelTable
 from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
+from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
 from kscope.widgets.traffic import TrafficBars
 
@@ -55,6 +58,11 @@ class KscopeApp(App):
         Binding("q", "quit", "quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
+        Binding("f", "tab('fused')", "fused", show=False),
+        Binding("s", "tab('source')", "source"),
+        Binding("c", "tab('code')", "code"),
+        Binding("b", "tab('breaks')", "breaks"),
+        Binding("o", "tab('output')", "output", show=False),
     ]
 
     def __init__(self, spec: RunSpec, session_factory=LiveSession, watch: bool = True):
@@ -86,9 +94,17 @@ class KscopeApp(App):
             with Horizontal(id="kernels", classes="row"):
                 yield KernelTable("eager", id="eager-kernels")
                 yield KernelTable("compiled", id="compiled-kernels")
-            with Horizontal(id="details", classes="row"):
-                yield FusedKernels(id="fused")
-                yield LogPane(id="log")
+            with TabbedContent(id="details", initial="fused"):
+                with TabPane("fused kernels", id="fused"):
+                    yield FusedKernels()
+                with TabPane("source", id="source"):
+                    yield SourcePane()
+                with TabPane("code", id="code"):
+                    yield CodePane()
+                with TabPane("graph breaks", id="breaks"):
+                    yield BreaksPane()
+                with TabPane("output", id="output"):
+                    yield LogPane()
         yield Static("", id="errors")
         yield Footer()
 
@@ -119,6 +135,20 @@ class KscopeApp(App):
 
     def action_rerun(self) -> None:
         self.latest_run = self.session.request_run()
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    @on(KernelTable.KernelSelected)
+    def _kernel_selected(self, message: KernelTable.KernelSelected) -> None:
+        self.query_one(SourcePane).show(None, lit=message.kernel.lines)
+        if message.mode_name == "compiled":
+            self.query_one(CodePane).show(message.kernel)
+
+    @on(BreaksPane.LineChosen)
+    def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
+        self.query_one(SourcePane).show(None, lit=(message.line,))
+        self.action_tab("source")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -189,11 +219,14 @@ class KscopeApp(App):
         compiling = partial and report.compiled is None
         self.query_one(LaunchCounts).show(report, before, compiling)
         self.query_one(TrafficBars).show(report)
-        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None)
+        peak = report.peak_gbps
+        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak)
         self.query_one("#compiled-kernels", KernelTable).show(
-            report.compiled, before.compiled if before else None, note="compiling…" if compiling else ""
+            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak
         )
         self.query_one(FusedKernels).show(report)
+        self.query_one(SourcePane).show(report)
+        self.query_one(BreaksPane).show(report.compiled)
         if not partial:
             self._show_errors(report)
 
@@ -237,6 +270,7 @@ class KscopeApp(App):
             state=state,
             timeout=self.spec.timeout,
             stale=self.stale,
+            breaks=len(compiled.graph_breaks) if compiled else 0,
         )
 
 

@@ -54,17 +54,6 @@ def vanished(mode: ModeResult | None, previous: ModeResult | None) -> list[str]:
     return [k.name for k in previous.kernels if k.name not in now]
 
 
-def launch_change(now: float | None, before: float | None) -> str:
-    """"5 → 3, −2" since the previous save; "" when there is nothing to compare."""
-    if now is None or before is None:
-        return ""
-    delta = now - before
-    if delta == 0:
-        return f"{fmt_count(before)} → {fmt_count(now)}, ±0"
-    sign = "+" if delta > 0 else "−"
-    return f"{fmt_count(before)} → {fmt_count(now)}, {sign}{fmt_count(abs(delta))}"
-
-
 def transfers_text(report: Report, nbytes: int) -> str:
     """"5.0×": bytes in array-sized transfers (÷ the largest input), the article's unit."""
     t = report.transfers(nbytes)
@@ -79,14 +68,42 @@ def saving(report: Report) -> str:
     return f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
 
 
-def kernel_detail(k: Kernel) -> str:
-    """The full text for a selected kernel: name untruncated, ops, lines, traffic."""
-    parts = [k.name]
-    if k.ops:
-        parts.append("ops: " + ", ".join(k.ops))
-    if k.lines:
-        parts.append("lines: " + ", ".join(map(str, k.lines)))
-    parts.append(
-        f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)} · W {fmt_bytes(k.bytes_written)}"
+def kernel_detail(k: Kernel, peak: float | None = None) -> str:
+    """Four short lines for a selected kernel: full name, ops, lines and bandwidth, figures."""
+    where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "—")
+    bandwidth = of_peak(k.achieved_gbps, peak)
+    return "\n".join(
+        [
+            k.name,
+            "ops: " + (", ".join(k.ops) if k.ops else "—"),
+            where + (f" · {bandwidth}" if bandwidth else ""),
+            f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)} · W {fmt_bytes(k.bytes_written)}",
+        ]
     )
-    return "\n".join(parts)
+
+
+def kernels_of_line(report: Report, line: int) -> tuple[list[str], list[str]]:
+    """Which kernels a line of the source ended up in, eager and compiled (one eager op may be
+    split across, or merged into, several compiled kernels)."""
+    def names(mode: ModeResult | None) -> list[str]:
+        return [k.name for k in mode.kernels if line in k.lines] if mode else []
+
+    return names(report.eager), names(report.compiled)
+
+
+def change_line(label: str, before: ModeResult | None, now: ModeResult | None) -> str:
+    """"compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs" since the last save."""
+    if before is None or now is None:
+        return ""
+    return (
+        f"{label}: launches {fmt_count(before.launches)} → {fmt_count(now.launches)}, "
+        f"traffic {fmt_bytes(before.bytes_total)} → {fmt_bytes(now.bytes_total)}, "
+        f"time {before.kernel_time_us:.0f} µs → {now.kernel_time_us:.0f} µs"
+    )
+
+
+def of_peak(gbps: float | None, peak: float | None) -> str:
+    """"48.5 GB/s (52% of peak)"; "" when nothing was timed."""
+    if gbps is None:
+        return ""
+    return f"{gbps:.1f} GB/s" + (f" ({gbps / peak * 100:.0f}% of peak)" if peak else "")

@@ -10,7 +10,9 @@ from conftest import SAMPLES
 from fixed_session import FixedSession, article_report, graph_break_report
 from kscope.app import KscopeApp
 from kscope.session import RunSpec
+from kscope.widgets.code import CodePane
 from kscope.widgets.kernels import KernelTable
+from kscope.widgets.source import SourcePane
 
 
 def fixed_app(report, file="/work/add_relu.py"):
@@ -24,6 +26,30 @@ def test_snapshot_article(snap_compare, size):
 
 def test_snapshot_graph_break_120x40(snap_compare):
     assert snap_compare(fixed_app(graph_break_report(), "/work/branchy.py"), terminal_size=(120, 40))
+
+
+def test_snapshot_source_of_the_fused_kernel_120x40(snap_compare):
+    # tab to the compiled table (its first row, the fused kernel, is selected), then the source tab
+    async def select_fused(pilot):
+        app = pilot.app
+        app.query_one("#compiled-kernels DataTable").focus()
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+
+    assert snap_compare(fixed_app(article_report()), terminal_size=(120, 40), run_before=select_fused)
+
+
+def test_snapshot_generated_code_80x24(snap_compare):
+    async def select_code(pilot):
+        pilot.app.query_one("#compiled-kernels DataTable").focus()
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        pilot.app.query_one("#details").scroll_visible(animate=False)
+        await pilot.pause()
+
+    assert snap_compare(fixed_app(article_report()), terminal_size=(80, 24), run_before=select_code)
 
 
 async def _wait_for(pilot, condition, timeout=90.0):
@@ -54,6 +80,13 @@ def test_save_changes_the_kernels_on_screen(tmp_path):
             await _wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in _compiled_names(app))
             assert app.query_one("#eager-kernels", KernelTable).mode.launches == 3
             assert not app.stale
+            # the why panes follow the selected compiled kernel: its line lit, its code shown
+            app.query_one("#compiled-kernels DataTable").focus()
+            await pilot.pause(0.2)
+            source_line = target.read_text().splitlines().index("    return (a + b).relu() * 2") + 1
+            await _wait_for(pilot, lambda: app.query_one(SourcePane).lit == (source_line,), timeout=10)
+            shown = app.query_one(CodePane).kernel
+            assert shown.name == "cpp_fused_add_mul_relu_0" and "out_ptr0" in shown.code
             pids = app.session.worker_pids()
             assert pids
         app.shutdown()

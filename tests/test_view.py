@@ -2,7 +2,7 @@
 
 from kscope.render import short_name
 from kscope.report import Kernel, ModeResult
-from kscope.view import kernel_rows, launch_change, vanished
+from kscope.view import change_line, kernel_rows, kernels_of_line, of_peak, vanished
 
 
 def _mode(*kernels):
@@ -15,9 +15,23 @@ def test_change_since_previous_save():
     rows = {r.name: r.change for r in kernel_rows(after, before)}
     assert rows == {"aten::add": "1→2", "aten::mul": "new"}
     assert vanished(after, before) == ["aten::relu"]
-    assert launch_change(3, 5) == "5 → 3, −2"
-    assert launch_change(2, 2) == "2 → 2, ±0"
-    assert launch_change(3, None) == ""
+    before_mode = ModeResult(5, 12_000_000, 8_000_000, 41.0)
+    after_mode = ModeResult(3, 8_000_000, 4_000_000, 23.0)
+    assert change_line("compiled", before_mode, after_mode) == (
+        "compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs"
+    )
+    assert change_line("compiled", None, after_mode) == ""
+    assert of_peak(48.5, 97.0) == "48.5 GB/s (50% of peak)" and of_peak(None, 97.0) == ""
+
+
+def test_which_kernels_a_line_became():
+    from kscope.report import Report
+
+    eager = _mode(Kernel("aten::add", 1, 1.0, 8, 4, lines=(4,)), Kernel("aten::relu", 1, 1.0, 4, 4, lines=(5,)))
+    compiled = _mode(Kernel("cpp_fused_add_relu_0", 1, 1.0, 8, 4, fused=True, lines=(4, 5)))
+    report = Report("f.py", "f", eager=eager, compiled=compiled)
+    assert kernels_of_line(report, 5) == (["aten::relu"], ["cpp_fused_add_relu_0"])
+    assert kernels_of_line(report, 9) == ([], [])
 
 
 def test_long_cuda_template_names_are_shortened_readably():

@@ -5,10 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from kscope.render import short_name
-from kscope.report import ModeResult
+from kscope.report import Kernel, ModeResult
 from kscope.view import kernel_detail, kernel_rows, vanished
 
 # The launches cell also says what changed since the last save: "1→2", "1 new".
@@ -17,6 +18,13 @@ MIN_NAME = 12
 
 
 class KernelTable(Vertical):
+    class KernelSelected(Message):
+        """The cursor moved to a kernel: the source and code panes follow it."""
+
+        def __init__(self, mode_name: str, kernel: Kernel):
+            super().__init__()
+            self.mode_name, self.kernel = mode_name, kernel
+
     DEFAULT_CSS = """
     KernelTable { border: round $primary; height: 1fr; min-height: 6; }
     KernelTable DataTable { height: 1fr; }
@@ -28,6 +36,7 @@ class KernelTable(Vertical):
         self.mode_name = mode_name
         self.mode: ModeResult | None = None
         self.previous: ModeResult | None = None
+        self.peak: float | None = None
         self.name_width = COLUMNS[0][1]
 
     def compose(self) -> ComposeResult:
@@ -38,8 +47,11 @@ class KernelTable(Vertical):
         yield table
         yield Static("", classes="detail")
 
-    def show(self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "") -> None:
+    def show(
+        self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "", peak: float | None = None
+    ) -> None:
         self.mode, self.previous = mode, previous
+        self.peak = peak if peak is not None else self.peak
         table = self.query_one(DataTable)
         rows = kernel_rows(mode, previous)
         wanted = {r.key for r in rows}
@@ -74,14 +86,16 @@ class KernelTable(Vertical):
             self.name_width = name_width
             table.refresh()
             if self.mode is not None:
-                self.show(self.mode, self.previous)
+                self.show(self.mode, self.previous, peak=self.peak)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail(event.cursor_row)
+        if self.mode is not None and 0 <= event.cursor_row < len(self.mode.kernels):
+            self.post_message(self.KernelSelected(self.mode_name, self.mode.kernels[event.cursor_row]))
 
     def _show_detail(self, index: int) -> None:
         detail = self.query_one(".detail", Static)
         text = ""
         if self.mode is not None and 0 <= index < len(self.mode.kernels):
-            text = kernel_detail(self.mode.kernels[index])
+            text = kernel_detail(self.mode.kernels[index], self.peak)
         detail.update(text, layout=False)  # fixed height: no new layout of the screen

@@ -7,7 +7,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
 from kscope.report import Report, fmt_count, summary_line
-from kscope.view import launch_change
+from kscope.view import change_line
 
 
 class LaunchCounts(Vertical):
@@ -17,9 +17,9 @@ class LaunchCounts(Vertical):
     LaunchCounts Digits { width: auto; }
     LaunchCounts .arrow { padding: 1 2; }
     LaunchCounts .mode { width: auto; padding: 1 1 0 0; color: $text-muted; }
-    LaunchCounts #launch-change { color: $warning; }
+    LaunchCounts Label.change { color: $warning; }
     LaunchCounts #summary { text-style: bold; }
-    LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts #launch-change { width: 1fr; height: 1; }
+    LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts Label.change { width: 1fr; height: 1; }
     LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
     """
 
@@ -33,7 +33,8 @@ class LaunchCounts(Vertical):
             yield Digits("-", id="compiled-launches")
         yield Label("", id="summary")
         yield Label("", id="graphs")
-        yield Label("", id="launch-change")
+        yield Label("", id="launch-change", classes="change")
+        yield Label("", id="eager-change", classes="change")
 
     def show(self, report: Report | None, previous: Report | None, compiling: bool) -> None:
         e = report.eager if report else None
@@ -57,11 +58,10 @@ class LaunchCounts(Vertical):
             )
         else:
             graphs.update("", layout=False)
-        changes = []
-        if previous and e and previous.eager:
-            changes.append("eager " + launch_change(e.launches, previous.eager.launches))
-        if previous and c and previous.compiled:
-            changes.append("compiled " + launch_change(c.launches, previous.compiled.launches))
-        self.query_one("#launch-change", Label).update(
-            ("since last save: " + "; ".join(changes)) if changes else "", layout=False
-        )
+        # What changed since the last save, one line per mode, the compiled one first.
+        for label_id, name, now, then in (
+            ("#launch-change", "compiled", c, previous.compiled if previous else None),
+            ("#eager-change", "eager", e, previous.eager if previous else None),
+        ):
+            line = change_line(name, then, now)
+            self.query_one(label_id, Label).update(f"since last save, {line}" if line else "", layout=False)

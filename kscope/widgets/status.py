@@ -12,7 +12,16 @@ class StatusLine(Static):
     DEFAULT_CSS = "StatusLine { height: 1; background: $panel; }"
 
     def show(
-        self, *, file: str, target: str, device: str, torch_version: str, state: str, timeout: float, stale: bool
+        self,
+        *,
+        file: str,
+        target: str,
+        device: str,
+        torch_version: str,
+        state: str,
+        timeout: float,
+        stale: bool,
+        breaks: int = 0,
     ) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" kscope ", style="bold reverse")
@@ -20,6 +29,8 @@ class StatusLine(Static):
         text.append(f" {state}", style="bold yellow" if "…" in state else "bold")
         if stale:
             text.append(" STALE", style="bold reverse red")
+        if breaks:
+            text.append(f" ⚠ {breaks} graph break{'s' if breaks > 1 else ''}", style="bold yellow")
         text.append(f"  {os.path.basename(file)}", style="bold")
         if target:
             text.append(f":{target}", style="bold cyan")

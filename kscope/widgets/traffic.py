@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.bar import Bar
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
@@ -38,6 +39,10 @@ class TrafficBars(Static):
                 continue
             color = "green" if label == "compiled" else "magenta"
             value = f"{fmt_bytes(mode.bytes_total)} {transfers_text(report, mode.bytes_total)}"
+            if mode.achieved_gbps and not self.compact:
+                value += f" {mode.achieved_gbps:.0f} GB/s"
+                if report.peak_gbps:
+                    value += f" {mode.achieved_gbps / report.peak_gbps * 100:.0f}%pk"
             table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total, color=color), value)
         kernels = [(label, k) for label, m in modes if m for k in m.kernels]
         for label, k in sorted(kernels, key=lambda lk: -lk[1].bytes_total)[: 0 if self.compact else KERNEL_ROWS]:
@@ -48,5 +53,9 @@ class TrafficBars(Static):
             )
         note = "" if self.compact else saving(report)  # narrow: the summary line says it
         if note:
-            table.add_row("", Text(note, style="bold green" if "less" in note else "bold red"), "")
+            note_text = Text(note, style="bold green" if "less" in note else "bold red")
+            if report.peak_gbps:
+                note_text.append(f"  (peak {report.peak_gbps:.0f} GB/s)", style="dim")
+            self.update(Group(table, note_text), layout=False)  # the pane's height is fixed by CSS
+            return
         self.update(table, layout=False)  # the pane's height is fixed by CSS
