@@ -19,11 +19,20 @@ under `torch.profiler`, and shows what ran.
 - **kernels** — each mode's kernels: launches, measured µs per call, traffic; ★ marks kernels inductor generated.
   Select a row for its full name, ops and source lines.
 - **fused kernels** — each generated kernel with the ATen ops it fused; graph breaks with their line.
+- **source** — the target's source: the selected kernel's lines are lit; move along the lines to see which
+  kernels each one ended up in, eager and compiled.
+- **code** — the C++ or Triton source inductor generated for the selected compiled kernel.
+- **graph breaks** — how many graphs, each break in plain words with its line and a hint (enter jumps to
+  the line), and recompiles with the guard that failed.
 - **output** — what your code printed.
+
+Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel, against the device's peak
+(GPU: its data sheet; CPU: a large copy measured once per worker).
 
 | key | action |
 |---|---|
 | `r` | run again now |
+| `f` `s` `c` `b` `o` | fused kernels / source / code / graph breaks / output tab |
 | `tab` / `shift+tab` | move between panes |
 | `ctrl+p` | command palette (themes, …) |
 | `?` | this help |
