@@ -124,11 +124,12 @@ def make_inputs(module: types.ModuleType, fn: Any, device: torch.device, n: int 
                 notes.append(f"inputs() takes no device: moved its tensors to {device}")
         return args, notes
     signature = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn)
-    args, missing = [], []
+    args, names, missing = [], [], []
     for p in signature.parameters.values():
         value = vars(module).get(p.name)
         if isinstance(value, torch.Tensor):
             args.append(value)
+            names.append(p.name)
         elif p.default is not inspect.Parameter.empty:
             break
         else:
@@ -141,15 +142,16 @@ def make_inputs(module: types.ModuleType, fn: Any, device: torch.device, n: int 
         )
     args, moved = _to_device(tuple(args), device)
     if moved:
-        notes.append(f"moved module-level tensors {', '.join(moved)} to {device}")
+        notes.append(f"moved module-level tensors {', '.join(names[i] for i in moved)} to {device}")
     return args, notes
 
 
-def _to_device(args: tuple, device: torch.device) -> tuple[tuple, list[str]]:
+def _to_device(args: tuple, device: torch.device) -> tuple[tuple, list[int]]:
+    """The args on `device`, and the positions of those that had to move."""
     out, moved = [], []
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor) and a.device.type != device.type:
-            moved.append(f"#{i}")
+            moved.append(i)
             a = a.to(device)
         out.append(a)
     return tuple(out), moved
