@@ -25,9 +25,24 @@ STORM_WINDOW_S = 1.0
 """A request this soon after the last run started means saves are coming in a burst..."""
 STORM_SETTLE_S = 0.3
 """...so wait until they have stopped for this long before starting the next run."""
+IDLE_CHECK_S = 1.0
+"""Between runs, how often the session looks whether its worker is still alive."""
 LOG_FLUSH_S = 0.05
-LOG_MAX_BYTES = 16_384
-"""At most this much of the user's output reaches the app per flush; the rest is counted."""
+LOG_FLOOD_FLUSH_S = 0.25
+"""While output floods in (the last batch overflowed), batches go out this often instead."""
+LOG_MAX_BYTES = 8192
+"""At most this much of the user's output, the newest, reaches the app per batch; the rest is
+counted. The output pane costs the UI thread ~25 µs a line: 16 KB every 50 ms (the old bound)
+kept it busy ~90% of the time under a flood (measured: 2.3 s event-loop stalls)."""
+
+
+def _has_answered(worker: Worker) -> bool:
+    """The worker said it is ready, or has something to say (its ready message, or its end)."""
+    if worker.ready or worker.results_fd is None:
+        return True
+    with selectors.DefaultSelector() as sel:
+        sel.register(worker.results_fd, selectors.EVENT_READ)
+        return bool(sel.select(0))
 
 
 def _set_priority(worker: Worker, nice: int) -> None:
@@ -71,6 +86,7 @@ class LiveSession:
         self.spec, self.emit = spec, emit
         self._wanted = 0  # id of the latest requested run
         self._last_request_at = float("-inf")
+        self._previous_request_at = float("-inf")  # the request before the latest one
         self._last_run_at = float("-inf")
         self._cond = threading.Condition()
         self._stopping = False
@@ -86,7 +102,7 @@ class LiveSession:
     def request_run(self) -> int:
         with self._cond:
             self._wanted += 1
-            self._last_request_at = time.monotonic()
+            self._previous_request_at, self._last_request_at = self._last_request_at, time.monotonic()
             self._cond.notify_all()
             return self._wanted
 
@@ -111,18 +127,20 @@ class LiveSession:
         return worker
 
     def _pump_logs(self, fd: int) -> None:
-        """Forward the worker's output in batches of at most LOG_MAX_BYTES every LOG_FLUSH_S:
-        a target printing in a loop must not flood the app's message queue. Reading never
-        stops, so the worker never blocks on a full pipe."""
-        pending, skipped, last_flush = bytearray(), 0, time.monotonic()
+        """Forward the worker's output in batches: every LOG_FLUSH_S, or LOG_FLOOD_FLUSH_S while
+        it floods in, at most the newest LOG_MAX_BYTES of it (the pane shows the last lines, like
+        `tail -f`). A target printing in a loop must not flood the app's message queue or its
+        event loop. Reading never stops, so the worker never blocks on a full pipe."""
+        pending, skipped, last_flush, interval = bytearray(), 0, time.monotonic(), LOG_FLUSH_S
 
         def flush():
-            nonlocal skipped, last_flush
+            nonlocal skipped, last_flush, interval
             if pending or skipped:
                 text = pending.decode("utf-8", "replace")
-                if skipped:
-                    text += f"\n[kscope] … {skipped:,} bytes of output not shown\n"
+                if skipped:  # the gap is before what is shown
+                    text = f"[kscope] … {skipped:,} bytes of output not shown\n" + text
                 self.emit(SessionEvent("log", text=text))
+            interval = LOG_FLOOD_FLUSH_S if skipped else LOG_FLUSH_S
             pending.clear()
             skipped, last_flush = 0, time.monotonic()
 
@@ -133,30 +151,53 @@ class LiveSession:
                     chunk = src.read(65536)
                     if not chunk:
                         break
-                    room = max(0, LOG_MAX_BYTES - len(pending))
-                    pending.extend(chunk[:room])
-                    skipped += len(chunk) - len(chunk[:room])
-                if time.monotonic() - last_flush >= LOG_FLUSH_S:
+                    pending.extend(chunk)
+                    if len(pending) > LOG_MAX_BYTES:  # drop the oldest, from a line's start
+                        cut = len(pending) - LOG_MAX_BYTES
+                        newline = pending.find(b"\n", cut, len(pending) - 1)
+                        cut = newline + 1 if newline >= 0 else cut
+                        skipped += cut
+                        del pending[:cut]
+                if time.monotonic() - last_flush >= interval:
                     flush()
             flush()
 
     def _ready_worker(self) -> Worker:
-        """The current worker, warm; a fresh one (or the spare) when it is gone."""
+        """The current worker, warm; a fresh one (or the spare) when it is gone.
+
+        Raises WorkerDied when two workers in a row die before they are ready: one that cannot
+        start at all (torch fails to import, say) is tried again at the next request, not in a
+        loop (that respawned ~30 workers a second, for ever, flooding the output pane)."""
+        failures = 0
         while True:
             if not self._workers:
                 self._workers.append(self._spawn())
             worker = self._workers[0]
             if worker.proc is not None and worker.proc.poll() is not None:
+                if not worker.ready:  # died while starting up
+                    self._workers.remove(worker)
+                    worker.kill()
+                    failures += 1
+                    why = describe_exit(worker.proc.returncode)
+                    self.emit(SessionEvent("log", text=f"[kscope] worker failed to start: {why}\n"))
+                    if failures >= 2 or self._stopping:
+                        raise WorkerDied(worker.proc.returncode)
+                    continue
                 self._replace_current(f"{describe_exit(worker.proc.returncode)} while idle")
                 continue
+            if not _has_answered(worker):
+                # A replacement still importing torch (after a crash or a timeout): say so, or
+                # the status line shows the last failure for seconds with nothing happening.
+                self.emit(SessionEvent("starting"))
             try:
                 worker.wait_ready()
                 return worker
             except (WorkerDied, RuntimeError) as e:
                 self._workers.remove(worker)
                 worker.kill()
+                failures += 1
                 self.emit(SessionEvent("log", text=f"[kscope] worker failed to start: {e}\n"))
-                if self._stopping:
+                if failures >= 2 or self._stopping:
                     raise
 
     def _replace_current(self, why: str) -> None:
@@ -184,38 +225,78 @@ class LiveSession:
         self.emit(SessionEvent("starting"))
         try:
             self._ready_worker()
+            self.emit(SessionEvent("ready"))
         except (WorkerDied, RuntimeError):
-            return
-        self.emit(SessionEvent("ready"))
+            if self._stopping:
+                return
+            # No worker could start: the first run reports it, and each request tries again
+            # (before, the session thread ended here and no save ever ran).
         done = 0
         while True:
             with self._cond:
-                while self._wanted == done and not self._stopping:
-                    self._cond.wait()
-                self._settle()
+                while self._wanted == done and not self._stopping and not self._current_died():
+                    self._cond.wait(IDLE_CHECK_S)
                 if self._stopping:
                     return
-                run_id = self._wanted
-                self._last_run_at = time.monotonic()
-            done = run_id
+                run_id = None  # None: no new request, the current worker died while idle
+                if self._wanted != done:
+                    self._settle()
+                    if self._stopping:
+                        return
+                    run_id = self._wanted
+                    self._last_run_at = time.monotonic()
             try:
+                if run_id is None:
+                    # Killed from outside (kill -9, the OOM killer) between saves: replace it now
+                    # and say so, rather than at the next save.
+                    try:
+                        self._ready_worker()
+                    finally:
+                        if not self._stopping:
+                            self.emit(SessionEvent("ready"))
+                    continue
+                done = run_id
                 self._run(run_id)
             except (WorkerDied, RuntimeError):
                 if self._stopping:
                     return
 
+    def _current_died(self) -> bool:
+        """The current worker was up and has died since (one that never started up is left
+        for the next request)."""
+        worker = self._workers[0] if self._workers else None
+        return worker is not None and worker.ready and worker.proc is not None and worker.proc.poll() is not None
+
     def _settle(self) -> None:
         """In a burst of saves (an editor's autosave, a formatter, a script), wait for the burst
         to end instead of starting a run per save: the run that follows sees the last content."""
         while not self._stopping:
-            in_burst = self._last_request_at - self._last_run_at < STORM_WINDOW_S
+            # Two requests close together are a burst too, however long ago the last run started:
+            # without this a burst longer than STORM_WINDOW_S started a run every STORM_WINDOW_S
+            # (20 saves in 2 s: 3 runs, each killing a worker).
+            in_burst = (
+                self._last_request_at - self._last_run_at < STORM_WINDOW_S
+                or self._last_request_at - self._previous_request_at < STORM_WINDOW_S
+            )
             left = self._last_request_at + STORM_SETTLE_S - time.monotonic() if in_burst else 0
             if left <= 0:
                 return
             self._cond.wait(left)
 
     def _run(self, run_id: int) -> None:
-        worker = self._ready_worker()
+        try:
+            worker = self._ready_worker()
+        except (WorkerDied, RuntimeError) as e:
+            if not self._stopping:  # say so on screen, not only in the output pane
+                self._report_failure(
+                    run_id, None, "crash", f"no worker could start ({e}); its output is in the output pane; "
+                    "the next save tries again"
+                )
+            raise
+        if self._wanted != run_id:
+            # Newer saves came while a fresh worker warmed up: leave this one for the latest
+            # (starting it would only kill the worker we just waited for).
+            return
         # A spare still warming up would share the CPU with the run being timed: freeze it for
         # the length of the run.
         spares = self._workers[1:]

@@ -1,0 +1,230 @@
+"""Leaving kscope (issue 4): q, Ctrl-C, SIGTERM, SIGHUP and the terminal closing under it (an SSH
+session dropping). Within 2 seconds no process of kscope's may be left: not its workers, not
+inductor's compile workers, not a process the user's code started.
+
+kscope runs as a user runs it: `python -m kscope FILE --device cpu` in a pseudo-terminal that is
+its controlling terminal. Every process it starts inherits a marker in its environment, so the
+test finds them all in /proc, even one that was re-parented away from kscope. The target starts
+inductor's compile-worker pool (on a GPU machine every worker has one; on a CPU it is asked for)
+and a child process of its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; sets a controlling terminal"),
+]
+
+QUIT_WITHIN_S = 2.0
+
+TARGET = '''
+import subprocess
+import torch
+from torch._inductor.async_compile import AsyncCompile
+
+AsyncCompile.warm_pool()  # inductor's compile workers, as a GPU machine starts them
+AsyncCompile.wakeup()
+_child = subprocess.Popen(["sleep", "600"])  # a process of the user's own
+
+
+def add_relu(a, b):
+    return (a + b).relu()
+
+
+def inputs(device, n=1000):
+    return torch.randn(n, device=device), torch.randn(n, device=device)
+'''.lstrip()
+BUSY = TARGET.replace("return (a + b).relu()", "while True:\n        a = a + 1")
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+class Kscope:
+    """kscope in a pseudo-terminal of 120x40, its screen output collected."""
+
+    def __init__(self, folder: Path, source: str = TARGET):
+        self.path = folder / "target.py"
+        self.path.write_text(source)
+        self.marker = f"KSCOPE_EXIT_TEST={uuid.uuid4().hex}"
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        key, value = self.marker.split("=")
+        env = {**os.environ, "TERM": "xterm-256color", key: value, "TORCHINDUCTOR_COMPILE_THREADS": "2"}
+
+        def controlling_terminal():  # a session of its own, this pty its terminal: as in an SSH login
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kscope", str(self.path), "--device", "cpu"],
+            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=folder, preexec_fn=controlling_terminal,
+        )
+        os.close(slave)
+        self.screen = bytearray()
+        self._hang_up = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.seen: dict[int, str] = {}
+
+    def _read(self) -> None:
+        # Never blocked in read(): a read in progress keeps the terminal open through a close()
+        # from another thread, and then the kernel never hangs it up.
+        while not self._hang_up.is_set():
+            if not select.select([self.master], [], [], 0.05)[0]:
+                continue
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:  # EIO: the other side has gone
+                return
+            if not data:
+                return
+            self.screen.extend(data)
+
+    def close_terminal(self) -> None:
+        """Close the terminal's master side, as sshd does when the connection drops: the kernel
+        hangs the terminal up and sends SIGHUP to kscope, its controlling process."""
+        self._hang_up.set()
+        self._reader.join()
+        os.close(self.master)
+        self.master = None
+
+    def processes(self) -> dict[int, str]:
+        """Every live process kscope started (any depth), by its environment marker."""
+        found = {}
+        needle = self.marker.encode() + b"\0"
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.proc.pid:
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if needle not in f.read():
+                        continue
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+            if _state(int(entry)) not in (None, "Z"):  # a zombie holds no memory
+                found[int(entry)] = cmd
+        self.seen.update(found)
+        return found
+
+    def wait(self, condition, what: str, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"kscope exited ({self.proc.returncode}) while waiting for {what}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; processes: {self.processes()}")
+            time.sleep(0.1)
+
+    def wait_ready(self) -> None:
+        """The first report is on screen, the spare worker is up, the compile pool and the
+        user's child process are running."""
+
+        def ready():
+            cmds = list(self.processes().values())
+            return (
+                b"done in" in self.screen
+                and sum("kscope.worker" in c for c in cmds) == 2
+                and any("compile_worker" in c for c in cmds)
+                and any(c.startswith("sleep 600") for c in cmds)
+            )
+
+        self.wait(ready, "the first report, both workers, the compile pool and the user's child")
+
+    def gone_within(self, seconds: float) -> tuple[float, dict[int, str]]:
+        """Seconds until kscope and everything it started had exited, or what was left."""
+        start = time.monotonic()
+        while True:
+            left = self.processes()
+            if self.proc.poll() is not None and not left:
+                return time.monotonic() - start, {}
+            if time.monotonic() - start > seconds:
+                return time.monotonic() - start, left
+            time.sleep(0.02)
+
+    def cleanup(self) -> None:
+        for pid in self.processes():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.master is not None:
+            self._hang_up.set()
+            self._reader.join()
+            os.close(self.master)
+
+
+def _quit(k: Kscope, how: str) -> None:
+    if how == "q":
+        os.write(k.master, b"q")
+    elif how == "ctrl-c":
+        os.write(k.master, b"\x03")
+    elif how == "SIGTERM":
+        k.proc.send_signal(signal.SIGTERM)
+    elif how == "SIGHUP":
+        k.proc.send_signal(signal.SIGHUP)
+    elif how == "terminal closed":
+        k.close_terminal()
+    else:
+        raise ValueError(how)
+
+
+EXIT_STATUS = {"q": 0, "ctrl-c": 0, "SIGTERM": 128 + signal.SIGTERM, "SIGHUP": 128 + signal.SIGHUP,
+               "terminal closed": 128 + signal.SIGHUP}
+
+
+@pytest.mark.parametrize(
+    "how, busy",
+    [("q", False), ("ctrl-c", False), ("SIGTERM", False), ("SIGHUP", False), ("terminal closed", False),
+     ("q", True), ("SIGTERM", True)],
+    ids=lambda v: {True: "during-a-run", False: "idle"}.get(v, v) if isinstance(v, bool) else v,
+)
+def test_quitting_leaves_no_process_behind(tmp_path, how, busy):
+    k = Kscope(tmp_path)
+    try:
+        k.wait_ready()
+        if busy:  # a run that never ends: the worker is busy in the user's loop
+            mark = len(k.screen)
+            k.path.write_text(BUSY)
+            k.wait(lambda: b"running eager" in k.screen[mark:], "the endless run to start")
+            time.sleep(0.5)  # well inside the run
+        before = dict(k.processes())
+        mark = len(k.screen)
+        _quit(k, how)
+        took, left = k.gone_within(QUIT_WITHIN_S + 3)
+        assert k.proc.poll() is not None, f"{how}: kscope itself still running {took:.1f} s later"
+        assert not left, f"{how}: still running {took:.1f} s later: {left}"
+        assert took <= QUIT_WITHIN_S, f"{how}: everything gone only after {took:.1f} s"
+        assert k.proc.returncode == EXIT_STATUS[how], f"{how}: exit status {k.proc.returncode}"
+        assert any("compile_worker" in c for c in before.values())  # the check had something to find
+        if how in ("q", "ctrl-c", "SIGTERM"):
+            k._reader.join(2)
+            assert b"\x1b[?1049l" in k.screen[mark:], f"{how}: the terminal was not restored"
+    finally:
+        k.cleanup()
