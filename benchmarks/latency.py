@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+READ_S = 0.6  # > kscope.session.STORM_WINDOW_S
 OP = "(a + b).relu()"
 
 
@@ -110,6 +111,7 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     probe, lag = Probe(app), LagMonitor()
     parts: list[tuple] = []  # per save: (save -> run start, worker wall, first compiled call, fresh compile?)
     extra_runs = 0  # runs beyond one per save or key press (a watcher firing twice would show here)
+    last_final = [float("-inf")]  # when the last final report reached the screen
 
     # Polls use asyncio.sleep, not pilot.pause: the app runs in this same loop either way, and
     # pilot.pause walks every widget and forces a screen update on each call (~50% more main-thread
@@ -131,12 +133,16 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
                 return
 
     async def trigger(act) -> tuple[int, float]:
-        """Do `act` (a save or a key press); wait for the final report of the run it started."""
+        """Do `act` (a save or a key press); wait for the final report of the run it started.
+        Saves come at least READ_S apart, as when a person reads the result before the next one:
+        saves closer together than the session's storm window are coalesced by design."""
         nonlocal extra_runs
+        await asyncio.sleep(max(0.0, READ_S - (time.monotonic() - last_final[0])))
         before = app.latest_run
         t0 = await act()
         await wait_for(lambda: app.latest_run > before and app.latest_run in probe.final)
         extra_runs += app.latest_run - before - 1
+        last_final[0] = time.monotonic()
         return app.latest_run, t0
 
     async def save(text) -> tuple[float, float]:

@@ -16,6 +16,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -134,20 +135,23 @@ class KscopeApp(App):
     # --- actions -----------------------------------------------------------------------------------
 
     def action_rerun(self) -> None:
-        self.latest_run = self.session.request_run()
+        self.latest_run = self.session.request_run(coalesce=False)
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
 
     @on(KernelTable.KernelSelected)
     def _kernel_selected(self, message: KernelTable.KernelSelected) -> None:
-        self.query_one(SourcePane).show(None, lit=message.kernel.lines)
+        for source in self.query(SourcePane):  # query, not query_one: gone while the app exits
+            source.show(None, lit=message.kernel.lines)
         if message.mode_name == "compiled":
-            self.query_one(CodePane).show(message.kernel)
+            for code in self.query(CodePane):
+                code.show(message.kernel)
 
     @on(BreaksPane.LineChosen)
     def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
-        self.query_one(SourcePane).show(None, lit=(message.line,))
+        for source in self.query(SourcePane):
+            source.show(None, lit=(message.line,))
         self.action_tab("source")
 
     def action_help(self) -> None:
@@ -175,7 +179,12 @@ class KscopeApp(App):
 
     @on(SessionUpdate)
     def _session(self, message: SessionUpdate) -> None:
-        ev = message.event
+        try:
+            self._on_session_event(message.event)
+        except NoMatches:
+            pass  # the app is exiting and its panes are already gone
+
+    def _on_session_event(self, ev: SessionEvent) -> None:
         if ev.kind == "log":
             self.query_one(LogPane).write(ev.text.rstrip("\n"))
             return
@@ -241,8 +250,8 @@ class KscopeApp(App):
         for e in report.errors:
             where = os.path.basename(e.file) if e.file else ""
             where += f":{e.line}" if e.line else ""
-            kind = "" if e.type == "TargetError" else f"{e.type}: "
-            lines.append(f"✗ {e.stage} {where}  {kind}{e.message}")
+            kind = "" if e.type == "TargetError" or not e.message else f"{e.type}: "
+            lines.append(f"✗ {e.stage} {where}  {kind}{e.message or e.type}")
         banner.update("\n".join(lines))
         banner.display = True
 
@@ -259,7 +268,7 @@ class KscopeApp(App):
             state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
         r = self.shown or self.good
         compiled = r.compiled if r else None
-        if compiled is not None and compiled.compile_s is not None and self.run_started is None:
+        if compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale:
             state += f" (compile {compiled.compile_s:.2f} s)"
         device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
         self.query_one(StatusLine).show(

@@ -21,7 +21,7 @@ from kscope.worker_client import Worker, WorkerDied, describe_exit
 
 POLL_S = 0.05
 SPARE_NICE = 10
-STORM_WINDOW_S = 1.0
+STORM_WINDOW_S = 0.5
 """A request this soon after the last run started means saves are coming in a burst..."""
 STORM_SETTLE_S = 0.3
 """...so wait until they have stopped for this long before starting the next run."""
@@ -99,10 +99,16 @@ class LiveSession:
     def start(self) -> None:
         self._thread.start()
 
-    def request_run(self) -> int:
+    def request_run(self, coalesce: bool = True) -> int:
+        """Ask for a run of the file as it is now. `coalesce=False` (the `r` key) starts it at
+        once: a deliberate request is never part of a burst of saves."""
         with self._cond:
             self._wanted += 1
-            self._previous_request_at, self._last_request_at = self._last_request_at, time.monotonic()
+            now = time.monotonic()
+            if coalesce:
+                self._previous_request_at, self._last_request_at = self._last_request_at, now
+            else:
+                self._previous_request_at = self._last_request_at = float("-inf")
             self._cond.notify_all()
             return self._wanted
 

@@ -105,7 +105,7 @@ class FixedSession:
         self.emit(SessionEvent("starting", at=0.0))
         self.emit(SessionEvent("ready", at=0.0))
 
-    def request_run(self):
+    def request_run(self, coalesce=True):
         self.runs += 1
         self.emit(SessionEvent("running", self.runs, at=100.0))
         eager_only = self.report.__class__(**{**self.report.__dict__, "compiled": None})

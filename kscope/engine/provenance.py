@@ -19,6 +19,18 @@ _POST_GRAD_NODE = re.compile(r"^\s*(\w+)(?:: \"[^\"]*\")? = torch\.ops\.(\w+)\.(
 _FRAME = re.compile(r'File "(.*?)", line (\d+)')
 
 
+MAX_CODE_BYTES = 32_768
+"""A kernel's source kept in the Report: a 5,000-op loop can generate a very long one."""
+
+
+def capped(code: str | None, comment: str) -> str | None:
+    if code is None or len(code) <= MAX_CODE_BYTES:
+        return code
+    head = code[:MAX_CODE_BYTES].rsplit("\n", 1)[0]
+    rest = code.count("\n") - head.count("\n")
+    return f"{head}\n{comment} … {rest} more lines (kscope keeps the first {MAX_CODE_BYTES // 1024} KB)"
+
+
 @dataclass(frozen=True)
 class CompiledKernel:
     handle: str
@@ -112,7 +124,7 @@ def compiled_kernels(
                 handle=handle,
                 name=name,
                 kind=kind,
-                code=sources.get(name) if kind == "kernel" else None,
+                code=capped(sources.get(name), "#" if name.startswith("triton") else "//") if kind == "kernel" else None,
                 ops=ops,
                 lines=lines,
                 bytes_read=None if rw is None else rw[0],

@@ -16,7 +16,7 @@ from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor_capture import TrafficStore, configure_inductor
-from kscope.engine.target import TargetError, prepare
+from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.report import Report, RunError
 
 DEFAULT_CALLS = 5
@@ -69,6 +69,8 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
         target = prepare(path, request.target, device, request.n)
     except TargetError as e:
         return _done(report, start, RunError(e.stage, "TargetError", e.message, path, e.line))
+    except InputsFailed as e:
+        return _done(report, start, user_error("inputs", e.__cause__, path))
     except BaseException as e:  # the user's module raised while loading
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -122,10 +124,12 @@ def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
             if os.path.realpath(m.group(1)) == os.path.realpath(user_file):
                 file, line = m.group(1), int(m.group(2))
     lines = [x.strip() for x in str(exc).strip().splitlines()]
-    message = lines[0] if lines else type(exc).__name__
+    message = lines[0] if lines else ""
+    if isinstance(exc, MemoryError) or "can't allocate memory" in message or "out of memory" in message.lower():
+        message = "out of memory" + (f": {message}" if message else "")
     explanation = next((x for x in lines if x.startswith("Explanation:")), None)
     if explanation:  # dynamo's errors put the useful part on their "Explanation:" line
         message += " — " + explanation.removeprefix("Explanation:").strip()
-    if stage == "load" and "CUDA" in str(exc) and not torch.cuda.is_available():
+    if stage in ("load", "inputs") and "CUDA" in str(exc) and not torch.cuda.is_available():
         message += " (no CUDA device here: create tensors in `def inputs(device):` so kscope can choose)"
     return RunError(stage=stage, type=type(exc).__name__, message=message[:500], file=file, line=line)

@@ -31,6 +31,10 @@ class TargetError(Exception):
         self.stage, self.message, self.line = stage, message, line
 
 
+class InputsFailed(Exception):
+    """The file's inputs() raised; its exception is the cause."""
+
+
 @dataclass
 class Target:
     name: str
@@ -166,7 +170,12 @@ def prepare(path: str, name: str | None, device: torch.device, n: int | None = N
     target_name, fn = resolve(module, name)
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device)
-    args, notes = make_inputs(module, fn, device, n)
+    try:
+        args, notes = make_inputs(module, fn, device, n)
+    except TargetError:
+        raise
+    except Exception as e:  # inputs() itself raised: the user's error, at the inputs stage
+        raise InputsFailed(e) from e
     return Target(target_name, fn, module, args, tuple(notes), module.__kscope_source__, definition_lines(fn))
 
 
