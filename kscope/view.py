@@ -91,10 +91,17 @@ def kernels_of_line(report: Report, line: int) -> tuple[list[str], list[str]]:
     return names(report.eager), names(report.compiled)
 
 
-def change_line(label: str, before: ModeResult | None, now: ModeResult | None) -> str:
-    """"compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs" since the last save."""
+def change_line(label: str, before: ModeResult | None, now: ModeResult | None, compact: bool = False) -> str:
+    """"compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs" since the last save;
+    compact: "Δ compiled: launches 5→3, 20.0 MB→12.0 MB, 41 µs→23 µs" (fits half of 120 columns)."""
     if before is None or now is None:
         return ""
+    if compact:
+        return (
+            f"Δ {label}: launches {fmt_count(before.launches)}→{fmt_count(now.launches)}, "
+            f"{fmt_bytes(before.bytes_total)}→{fmt_bytes(now.bytes_total)}, "
+            f"{before.kernel_time_us:.0f} µs→{now.kernel_time_us:.0f} µs"
+        )
     return (
         f"{label}: launches {fmt_count(before.launches)} → {fmt_count(now.launches)}, "
         f"traffic {fmt_bytes(before.bytes_total)} → {fmt_bytes(now.bytes_total)}, "

@@ -270,8 +270,8 @@ inode_before="$(ls -i "$TARGET" | awk '{print $1}')"
 mv -f "$tmp" "$TARGET" || fail "mv over $TARGET failed"
 [ "$(ls -i "$TARGET" | awk '{print $1}')" != "$inode_before" ] || fail "mv kept the inode: not an atomic save"
 log "saved '$NEW_LINE' by mv (new inode)"
-wait_for "$RUN_TIMEOUT_S" "'$DONE', 'since last save, eager: launches 2 → 3' and 'launches 3 → 1'" \
-    'has "$DONE" && has "since last save, eager: launches 2 → 3" && has "launches 3 → 1"'
+wait_for "$RUN_TIMEOUT_S" "'$DONE', 'Δ eager: launches 2→3' and 'launches 3 → 1'" \
+    'has "$DONE" && has "Δ eager: launches 2→3" && has "launches 3 → 1"'
 log "edited report on screen"
 show "after the edit: top of the screen"
 expect_kernel "$NEW_KERNEL"
@@ -284,8 +284,8 @@ inode_before="$(ls -i "$TARGET" | awk '{print $1}')"
 cat "$ORIGINAL" >"$TARGET" || fail "could not write $TARGET"
 [ "$(ls -i "$TARGET" | awk '{print $1}')" = "$inode_before" ] || fail "the in-place save changed the inode"
 log "saved the original back in place (same inode)"
-wait_for "$RUN_TIMEOUT_S" "'$DONE', 'since last save, eager: launches 3 → 2' and 'launches 2 → 1'" \
-    'has "$DONE" && has "since last save, eager: launches 3 → 2" && has "launches 2 → 1"'
+wait_for "$RUN_TIMEOUT_S" "'$DONE', 'Δ eager: launches 3→2' and 'launches 2 → 1'" \
+    'has "$DONE" && has "Δ eager: launches 3→2" && has "launches 2 → 1"'
 log "reverted report on screen"
 show "after the revert: top of the screen"
 expect_kernel "$OLD_KERNEL"

@@ -371,7 +371,9 @@ def test_a_worker_that_cannot_start_is_reported_and_retried_at_the_next_save(tmp
         report = await live.report("the failure report")
         assert report.eager is None and [e.stage for e in report.errors] == ["crash"]
         assert "no worker could start" in live.banner() and "target.py" in live.banner()
-        assert any("torch is broken in this test" in line for line in live.logged)
+        # the dying worker's traceback comes through the output pipe, on its own thread
+        await live.until(lambda: any("torch is broken in this test" in line for line in live.logged),
+                         "the worker's ImportError in the output pane", timeout=10)
         failed = sum("worker failed to start" in line for line in live.logged)
         await asyncio.sleep(2)  # nothing happens meanwhile: no worker is started again and again
         assert sum("worker failed to start" in line for line in live.logged) == failed <= 4

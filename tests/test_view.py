@@ -21,6 +21,9 @@ def test_change_since_previous_save():
         "compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs"
     )
     assert change_line("compiled", None, after_mode) == ""
+    assert change_line("compiled", before_mode, after_mode, compact=True) == (
+        "Δ compiled: launches 5→3, 20.0 MB→12.0 MB, 41 µs→23 µs"
+    )
     assert of_peak(48.5, 97.0) == "48.5 GB/s (50% of peak)" and of_peak(None, 97.0) == ""
 
 

@@ -58,10 +58,9 @@ class LaunchCounts(Vertical):
             )
         else:
             graphs.update("", layout=False)
-        # What changed since the last save, one line per mode, the compiled one first.
+        # What changed since the last save (Δ), one line per mode, the compiled one first.
         for label_id, name, now, then in (
             ("#launch-change", "compiled", c, previous.compiled if previous else None),
             ("#eager-change", "eager", e, previous.eager if previous else None),
         ):
-            line = change_line(name, then, now)
-            self.query_one(label_id, Label).update(f"since last save, {line}" if line else "", layout=False)
+            self.query_one(label_id, Label).update(change_line(name, then, now, compact=True), layout=False)
