@@ -113,4 +113,8 @@ def of_peak(gbps: float | None, peak: float | None) -> str:
     """"48.5 GB/s (52% of peak)"; "" when nothing was timed."""
     if gbps is None:
         return ""
-    return f"{gbps:.1f} GB/s" + (f" ({gbps / peak * 100:.0f}% of peak)" if peak else "")
+    if not peak:
+        return f"{gbps:.1f} GB/s"
+    if gbps > peak:  # faster than memory can go: the data stayed in a cache between calls
+        return f"{gbps:.1f} GB/s (above the {peak:.0f} GB/s memory peak: cache-resident)"
+    return f"{gbps:.1f} GB/s ({gbps / peak * 100:.0f}% of peak)"

@@ -41,8 +41,10 @@ class TrafficBars(Static):
             value = f"{fmt_bytes(mode.bytes_total)} {transfers_text(report, mode.bytes_total)}"
             if mode.achieved_gbps and not self.compact:
                 value += f" {mode.achieved_gbps:.0f} GB/s"
-                if report.peak_gbps:
+                if report.peak_gbps and mode.achieved_gbps <= report.peak_gbps:
                     value += f" {mode.achieved_gbps / report.peak_gbps * 100:.0f}%pk"
+                elif report.peak_gbps:
+                    value += " >pk"  # faster than memory: cache-resident
             table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total, color=color), value)
         kernels = [(label, k) for label, m in modes if m for k in m.kernels]
         for label, k in sorted(kernels, key=lambda lk: -lk[1].bytes_total)[: 0 if self.compact else KERNEL_ROWS]:
