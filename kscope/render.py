@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kscope.report import Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
+from kscope.view import transfers_text
 
 
 def short_name(name: str, width: int = 48) -> str:
@@ -44,11 +45,6 @@ def header(report: Report) -> Text:
     return text
 
 
-def transfers(report: Report, nbytes: int) -> str:
-    t = report.transfers(nbytes)
-    return "" if t is None else f"{t:.1f}×"
-
-
 def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
     table = Table(title=title, title_justify="left", expand=True, pad_edge=False)
     table.add_column("kernel", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
@@ -69,7 +65,7 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         "",
     )
     table.caption = (
-        f"traffic {fmt_bytes(mode.bytes_total)} = {transfers(report, mode.bytes_total)} array-sized transfers"
+        f"traffic {fmt_bytes(mode.bytes_total)} = {transfers_text(report, mode.bytes_total)} array-sized transfers"
         + (f", {mode.achieved_gbps:.1f} GB/s" if mode.achieved_gbps else "")
         + (f"; memcpy {mode.memcpy}, memset {mode.memset}" if mode.memcpy or mode.memset else "")
     )

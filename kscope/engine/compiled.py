@@ -12,7 +12,7 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 from kscope.engine.inductor_capture import GraphCapture, TrafficStore, capture_inductor
 from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.profiling import profile_calls, synchronize
-from kscope.engine.provenance import CompiledKernel, compiled_kernels
+from kscope.engine.provenance import CompiledKernel, compiled_kernels, same_file
 from kscope.engine.target import Target
 from kscope.engine.breaks import plain_break
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
@@ -60,7 +60,7 @@ class _RecordingBackend:
         self.graphs += 1
         reason = getattr(gm, "compile_subgraph_reason", None)
         if reason is not None and reason.graph_break:
-            frames = [f for f in reason.user_stack if _same(f.filename, self.user_file)] or reason.user_stack
+            frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file)] or reason.user_stack
             last = frames[-1] if frames else None
             plain, explanation, hint = plain_break(reason.reason)
             self.breaks.append(
@@ -81,12 +81,6 @@ class _RecordingBackend:
 def _function_name(target: Target) -> str:
     fn = target.fn.forward if isinstance(target.fn, torch.nn.Module) else target.fn
     return getattr(fn, "__name__", target.name)
-
-
-def _same(a: str, b: str) -> bool:
-    import os.path
-
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def run_compiled(

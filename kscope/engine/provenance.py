@@ -87,13 +87,13 @@ def user_lines(stack_traces: list[str], user_file: str) -> tuple[int, ...]:
                 int(m.group(2))
                 for frame in stack_traces
                 for m in _FRAME.finditer(frame)
-                if _same_file(m.group(1), user_file)
+                if same_file(m.group(1), user_file)
             }
         )
     )
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     import os.path
 
     return os.path.realpath(a) == os.path.realpath(b)
