@@ -64,8 +64,13 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         fmt_bytes(mode.bytes_written),
         "",
     )
-    table.caption = (
+    traffic = (
         f"traffic {fmt_bytes(mode.bytes_total)} = {transfers_text(report, mode.bytes_total)} array-sized transfers"
+        if mode.bytes_total is not None
+        else "traffic ? (some kernels' bytes are unknown: see the notes)"
+    )
+    table.caption = (
+        traffic
         + (f", {mode.achieved_gbps:.1f} GB/s" if mode.achieved_gbps else "")
         + (f"; memcpy {mode.memcpy}, memset {mode.memset}" if mode.memcpy or mode.memset else "")
     )
@@ -94,7 +99,7 @@ def fused_table(mode: ModeResult) -> Table | None:
     table.add_column("kernel", style="green")
     table.add_column("ops fused", overflow="fold")
     for k in fused:
-        table.add_row(short_name(k.name), ", ".join(k.ops))
+        table.add_row(short_name(k.name), ", ".join(k.ops) or k.what or "")
     return table
 
 

@@ -10,7 +10,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA = 1
+SCHEMA = 2
+"""2: bytes may be null (unknown), kernels say `what` they do when they run no op."""
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,9 @@ class Kernel:
     """Launches per call of the target."""
     time_us: float
     """Measured time per call, all launches together."""
-    bytes_read: int
-    bytes_written: int
+    bytes_read: int | None
+    """Per call; None when kscope does not know (never shown as 0)."""
+    bytes_written: int | None
     fused: bool = False
     """True for a kernel inductor generated (it may fuse one op or many)."""
     ops: tuple[str, ...] = ()
@@ -34,10 +36,12 @@ class Kernel:
     """Generated source of a compiled kernel."""
     kind: str = "kernel"
     """"kernel", or "extern" for a library call made by compiled code (aten::mm ...)."""
+    what: str | None = None
+    """What a kernel that runs none of the user's ops does ("copies x into channels-last layout")."""
 
     @property
-    def bytes_total(self) -> int:
-        return self.bytes_read + self.bytes_written
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
 
     @property
     def achieved_gbps(self) -> float | None:
@@ -67,8 +71,9 @@ class ModeResult:
     """Eager or compiled: per-call figures and the kernels behind them."""
 
     launches: float
-    bytes_read: int
-    bytes_written: int
+    bytes_read: int | None
+    """Per call, the sum of the kernels' bytes; None when any kernel's is unknown."""
+    bytes_written: int | None
     kernel_time_us: float
     kernels: tuple[Kernel, ...] = ()
     memcpy: int = 0
@@ -84,8 +89,8 @@ class ModeResult:
     """Where the byte counts come from, in words (eager dispatch, inductor, inductor via kscope cache)."""
 
     @property
-    def bytes_total(self) -> int:
-        return self.bytes_read + self.bytes_written
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
 
     @property
     def achieved_gbps(self) -> float | None:
@@ -129,8 +134,8 @@ class Report:
     def ok(self) -> bool:
         return self.eager is not None and self.compiled is not None and not self.errors
 
-    def transfers(self, nbytes: int) -> float | None:
-        if not self.largest_input_bytes:
+    def transfers(self, nbytes: int | None) -> float | None:
+        if not self.largest_input_bytes or nbytes is None:
             return None
         return nbytes / self.largest_input_bytes
 
@@ -176,9 +181,14 @@ class Report:
         )
 
 
-def gbps(nbytes: int, time_us: float) -> float | None:
-    """Bytes over microseconds as GB/s (1 GB = 1e9 B); None when nothing was timed."""
-    if time_us <= 0 or nbytes <= 0:
+def add_known(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def gbps(nbytes: int | None, time_us: float) -> float | None:
+    """Bytes over microseconds as GB/s (1 GB = 1e9 B); None when nothing was timed or the bytes
+    are unknown."""
+    if nbytes is None or time_us <= 0 or nbytes <= 0:
         return None
     return nbytes / (time_us * 1e3)
 
@@ -221,6 +231,7 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
         "achieved_gbps": _round(k.achieved_gbps),
         "fused": k.fused,
         "ops": list(k.ops),
+        "what": k.what,
         "lines": list(k.lines),
         "code": k.code,
     }
@@ -245,6 +256,7 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
             ops=tuple(k.get("ops", ())),
             lines=tuple(k.get("lines", ())),
             code=k.get("code"),
+            what=k.get("what"),
         )
         for k in d.get("kernels", ())
     )
@@ -265,8 +277,10 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
     )
 
 
-def fmt_bytes(n: float) -> str:
-    """Decimal units, as the article counts: 20,000,000 B is 20.0 MB."""
+def fmt_bytes(n: float | None) -> str:
+    """Decimal units, as the article counts: 20,000,000 B is 20.0 MB; "?" when unknown."""
+    if n is None:
+        return "?"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(n) >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -288,7 +302,7 @@ def summary_line(report: Report) -> str:
         f"launches {fmt_count(e.launches)} → {fmt_count(c.launches)}, "
         f"traffic {fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}"
     )
-    if e.bytes_total:
+    if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"
     return text
@@ -297,6 +311,7 @@ def summary_line(report: Report) -> str:
 __all__ = [
     "SCHEMA",
     "GraphBreak",
+    "add_known",
     "Kernel",
     "ModeResult",
     "Report",

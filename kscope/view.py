@@ -54,7 +54,7 @@ def vanished(mode: ModeResult | None, previous: ModeResult | None) -> list[str]:
     return [k.name for k in previous.kernels if k.name not in now]
 
 
-def transfers_text(report: Report, nbytes: int) -> str:
+def transfers_text(report: Report, nbytes: int | None) -> str:
     """"5.0×": bytes in array-sized transfers (÷ the largest input), the article's unit."""
     t = report.transfers(nbytes)
     return "" if t is None else f"{t:.1f}×"
@@ -62,20 +62,21 @@ def transfers_text(report: Report, nbytes: int) -> str:
 
 def saving(report: Report) -> str:
     e, c = report.eager, report.compiled
-    if not e or not c or not e.bytes_total:
+    if not e or not c or not e.bytes_total or c.bytes_total is None:
         return ""
     change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
     return f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
 
 
 def kernel_detail(k: Kernel, peak: float | None = None) -> str:
-    """Four short lines for a selected kernel: full name, ops, lines and bandwidth, figures."""
+    """Four short lines for a selected kernel: full name, ops (or what it does), lines and
+    bandwidth, figures."""
     where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "—")
     bandwidth = of_peak(k.achieved_gbps, peak)
     return "\n".join(
         [
             k.name,
-            "ops: " + (", ".join(k.ops) if k.ops else "—"),
+            "ops: " + (", ".join(k.ops) if k.ops else k.what or "—"),
             where + (f" · {bandwidth}" if bandwidth else ""),
             f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)} · W {fmt_bytes(k.bytes_written)}",
         ]

@@ -132,8 +132,9 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
 
 
 def test_lines_follow_the_file_after_inductor_cache_hits(tmp_path):
-    # The same graph in another file, then the first file with its lines shifted: inductor could
-    # serve both from its cache; the lines shown must still be this file's, this save's.
+    # A second run of an unchanged file is served from inductor's cache, with this file's lines.
+    # The same graph in another file, or this file with its lines shifted, would be a hit too
+    # without kscope's key (the graph's stack traces): they must miss, and show their own lines.
     body = """
         import torch
 
@@ -145,9 +146,15 @@ def test_lines_follow_the_file_after_inductor_cache_hits(tmp_path):
         """
     first = write_target(tmp_path, body, "first.py")
     other = write_target(tmp_path, "\n\n\n" + body, "other.py")
-    for path in (first, other):
-        (kernel,) = run_file(path).compiled.kernels
+    hit = "graph(s) from inductor's cache"
+    for path, cached in ((first, None), (first, True), (other, False)):
+        r = run_file(path)
+        (kernel,) = r.compiled.kernels
         assert kernel.lines == (line_of(path, "return (a * b).sin()"),)
+        if cached is not None:
+            assert (hit in r.compiled.traffic_source) == cached, (path.name, r.compiled.traffic_source)
     first.write_text("# a comment that moves everything down\n" + first.read_text())
-    (kernel,) = run_file(first).compiled.kernels
+    r = run_file(first)
+    (kernel,) = r.compiled.kernels
     assert kernel.lines == (line_of(first, "return (a * b).sin()"),)
+    assert hit not in r.compiled.traffic_source

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections import defaultdict
 
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
-from kscope.engine.inductor_capture import GraphCapture, TrafficStore, capture_inductor
+from kscope.engine.eager import EagerRun, launch_label, total
+from kscope.engine.inductor_capture import Capture, GraphCapture, TrafficStore, capture_inductor
 from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.profiling import profile_calls, synchronize
-from kscope.engine.provenance import CompiledKernel, compiled_kernels, same_file
+from kscope.engine.provenance import CompiledKernel, compiled_kernels, same_file, user_name
 from kscope.engine.target import Target
 from kscope.engine.breaks import plain_break
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
@@ -52,12 +54,20 @@ class _RecordingBackend:
         self.user_file = user_file
         self.graphs = 0
         self.breaks: list[GraphBreak] = []
-
+        self.inputs: dict[str, list[str]] = {}
+        """compile id -> the graph's inputs in order, in the user's names ("x", "conv1.weight")."""
 
     def __call__(self, gm, example_inputs):
         from torch._inductor.compile_fx import compile_fx
 
         self.graphs += 1
+        cid = torch._guards.CompileContext.current_compile_id()
+        if cid is not None:
+            self.inputs[f"{cid.frame_id}/{cid.frame_compile_id}"] = [
+                user_name(_source_name(n.meta.get("grapharg"))) or n.name
+                for n in gm.graph.nodes
+                if n.op == "placeholder"
+            ]
         reason = getattr(gm, "compile_subgraph_reason", None)
         if reason is not None and reason.graph_break:
             frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file)] or reason.user_stack
@@ -78,6 +88,15 @@ class _RecordingBackend:
             return compile_fx(gm, example_inputs)
 
 
+def _source_name(grapharg) -> str:
+    source = getattr(grapharg, "source", None)
+    name = getattr(source, "name", None)
+    try:
+        return (name() if callable(name) else name) or ""
+    except Exception:  # a source kscope does not know how to name
+        return ""
+
+
 def _function_name(target: Target) -> str:
     fn = target.fn.forward if isinstance(target.fn, torch.nn.Module) else target.fn
     return getattr(fn, "__name__", target.name)
@@ -89,10 +108,11 @@ def run_compiled(
     calls: int,
     user_file: str,
     store: TrafficStore,
-    eager_per_launch: dict | None = None,
-) -> ModeResult:
-    """`eager_per_launch` gives bytes to launches that ran outside any compiled graph (code dynamo
-    left to run eagerly): the same ops, accounted the eager way."""
+    eager: EagerRun | None = None,
+) -> tuple[ModeResult, tuple[str, ...]]:
+    """The compiled ModeResult and notes about it. `eager` gives bytes to launches that ran
+    outside any compiled graph (code dynamo left to run eagerly): the same ops, accounted the
+    eager way; and the ops the dispatcher ran, so composite ops count the same in both modes."""
     torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
     backend = _RecordingBackend(user_file)
     compiled = torch.compile(target.fn, backend=backend)
@@ -112,26 +132,33 @@ def run_compiled(
         for _ in range(WARMUP_CALLS):
             call()
             synchronize(device)
-        timed = profile_calls(call, device, calls)
+        timed = profile_calls(call, device, calls, eager.dispatched if eager else None)
 
-    source = _fill_bytes(graphs, store, target, device)
-    by_graph = {
-        cid: compiled_kernels(
+    source, notes = _fill_bytes(graphs, store, target, device)
+    for g in graphs:
+        g.restore_provenance(store.get(g.code_hash))
+    kernels_of = [
+        compiled_kernels(
             provenance=g.provenance,
             stack_traces=g.stack_traces,
             output_code=g.code,
             post_grad_graph=g.post_grad_graph,
             kernel_bytes=store.get(g.code_hash),
             user_file=user_file,
+            input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
         )
-        for cid, g in graphs.items()
-        if g.code
-    }
-    kernels = _kernel_rows(timed, calls, by_graph, eager_per_launch or {})
-    return ModeResult(
+        for g in graphs
+    ]
+    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch if eager else {})
+    if unknown:
+        notes.append(
+            f"compiled: bytes unknown for {', '.join(unknown)}: "
+            "not a kernel of a graph inductor logged, nor an op kscope saw run eagerly"
+        )
+    result = ModeResult(
         launches=len(timed.launches) / calls,
-        bytes_read=sum(k.bytes_read for k in kernels),
-        bytes_written=sum(k.bytes_written for k in kernels),
+        bytes_read=total(k.bytes_read for k in kernels),
+        bytes_written=total(k.bytes_written for k in kernels),
         kernel_time_us=sum(k.time_us for k in kernels),
         kernels=tuple(kernels),
         memcpy=round(timed.memcpy / calls),
@@ -143,65 +170,113 @@ def run_compiled(
         recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
     )
+    return result, tuple(notes)
 
 
-def _fill_bytes(graphs: dict[str, GraphCapture], store: TrafficStore, target: Target, device) -> str:
-    """Make sure the store holds inductor's bytes for every graph's code. A fresh compile logged
-    them; a cache hit did not, so fall back to kscope's store, and if that has none either,
-    compile once more with inductor's caches off to have inductor count them."""
+def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:
+    """A forward graph's placeholders, in order, are the graph's inputs dynamo handed inductor."""
+    if g.backward:
+        return {}
+    placeholders = _PLACEHOLDER.findall(next((x for x in g.post_grad_graph.splitlines() if "def forward(" in x), ""))
+    return dict(zip(placeholders, names))
+
+
+_PLACEHOLDER = re.compile(r"(\w+): \"")
+
+
+def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) -> tuple[str, list[str]]:
+    """Make sure the store holds kscope's per-kernel bytes for every graph's code. A fresh
+    compile logged inductor's; a cache hit did not, so fall back to kscope's store, and if that has
+    none either, compile once more with inductor's caches off to have inductor count them."""
     missing = False
-    for g in graphs.values():
+    for g in graphs:
         if not g.code:
             continue
         if g.nodes is not None:
             store.put(g.code_hash, g.kernel_bytes())
         elif store.get(g.code_hash) is None:
             missing = True
+    source = "inductor's bytes per scheduler node, tied to kernels by provenance; gathers count the elements gathered"
     if not missing:
-        hits = sum(1 for g in graphs.values() if g.code and g.nodes is None)
-        return "inductor" + (f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else "")
-    torch._dynamo.reset()
-    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
-        enable_autograd_cache=False
-    ), capture_inductor() as fresh:
-        torch.compile(target.fn, backend=_RecordingBackend(""))(*target.args)
-        synchronize(device)
-    for g in fresh.values():
-        if g.code and g.nodes is not None:
-            store.put(g.code_hash, g.kernel_bytes())
-    return "inductor (recompiled without inductor's cache to count bytes)"
+        hits = sum(1 for g in graphs if g.code and g.nodes is None)
+        source += f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else ""
+    else:
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
+            enable_autograd_cache=False
+        ), capture_inductor() as fresh:
+            torch.compile(target.fn, backend=_RecordingBackend(""))(*target.args)
+            synchronize(device)
+        for g in fresh:
+            if g.code and g.nodes is not None:
+                store.put(g.code_hash, g.kernel_bytes())
+        source += " (recompiled without inductor's cache to count bytes)"
+    notes = []
+    for g in graphs:
+        stray = (store.get(g.code_hash) or {}).get("", {}).get("read")
+        if stray:
+            notes.append(f"compiled: inductor counted {stray:,} B in graph {g.compile_id} that kscope could not tie to a kernel")
+    return source, notes
+
+
+def _graph_of_call(call: str | None, names: set[str], graphs: Capture, kernels_of: list) -> int | None:
+    """The graph a "## Call CompiledFxGraph KEY ##" ran: by inductor's cache key, else (cache off)
+    the graph whose kernels best cover the names launched under it."""
+    if call is None:
+        return None
+    for i, g in enumerate(graphs):
+        if g.fx_key and g.fx_key == call:
+            return i
+    best, score = None, 0
+    for i, kernels in enumerate(kernels_of):
+        overlap = len(names & {k.name for k in kernels})
+        if overlap > score:
+            best, score = i, overlap
+    return best
 
 
 def _kernel_rows(
-    timed: TraceSummary, calls: int, by_graph: dict[str, list[CompiledKernel]], eager_per_launch: dict
-) -> list[Kernel]:
+    timed: TraceSummary, calls: int, graphs: Capture, kernels_of: list[list[CompiledKernel]], eager_per_launch: dict
+) -> tuple[list[Kernel], list[str]]:
+    names_under: dict[str | None, set[str]] = defaultdict(set)
+    for launch in timed.launches:
+        names_under[launch.call].add(launch.name)
+        if launch.owner_name:
+            names_under[launch.call].add(launch.owner_name)
+    graph_of = {call: _graph_of_call(call, names, graphs, kernels_of) for call, names in names_under.items()}
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
-        groups.setdefault((launch.region, launch.name), []).append(launch)
-    names = defaultdict(set)
-    for region, name in groups:
-        names[name].add(region)
-    rows = []
-    for (region, name), launches in groups.items():
-        graph = by_graph.get(region or "", [])
+        name = launch_label(launch) if launch.call is None else launch.name
+        groups.setdefault((graph_of[launch.call], name), []).append(launch)
+    per_name = defaultdict(set)
+    for graph, name in groups:
+        per_name[name].add(graph)
+    rows, unknown = [], []
+    for (graph, name), launches in groups.items():
+        kernels = kernels_of[graph] if graph is not None else []
         # On CUDA a library kernel (a cuBLAS gemm) is known by the ATen op that launched it.
-        matches = [k for k in graph if k.name == name] or [
-            k for k in graph if k.kind == "extern" and k.name == launches[0].owner_name
+        matches = [k for k in kernels if k.name == name] or [
+            k for k in kernels if k.kind == "extern" and k.name == launches[0].owner_name
         ]
         per_call = len(launches) / calls
-        # Several entries of one name in a graph (two aten::mm calls) are launched in turn.
-        repeat = per_call / len(matches) if matches else 0
-        known = [k for k in matches if k.bytes_read is not None]
-        read = round(sum(k.bytes_read for k in known) * repeat)
-        written = round(sum(k.bytes_written for k in known) * repeat)
+        read = written = None
         lines = {line for k in matches for line in k.lines}
-        if not matches and name in eager_per_launch:
+        if matches and all(k.bytes_read is not None for k in matches):
+            # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
+            # one library call may launch several kernels: its bytes go to its first.
+            firsts = _first_of_each_owner(launches) / calls
+            read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
+            written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
+        elif not matches and name in eager_per_launch:
             one_read, one_written, eager_lines = eager_per_launch[name]
             read, written = round(one_read * per_call), round(one_written * per_call)
             lines.update(eager_lines)
+        if read is None:
+            unknown.append(name)
+        label = name if len(per_name[name]) == 1 or graph is None else f"{name} [{_graph_label(graphs[graph])}]"
         rows.append(
             Kernel(
-                name=name if len(names[name]) == 1 else f"{name} [{region}]",
+                name=label,
                 launches=per_call,
                 time_us=sum(x.dur_us for x in launches) / calls,
                 bytes_read=read,
@@ -211,6 +286,20 @@ def _kernel_rows(
                 lines=tuple(sorted(lines)),
                 code=next((k.code for k in matches if k.code), None),
                 kind=launches[0].kind,
+                what=next((k.what for k in matches if k.what), None),
             )
         )
-    return rows
+    return rows, unknown
+
+
+def _first_of_each_owner(launches: list[Launch]) -> int:
+    seen, firsts = set(), 0
+    for launch in launches:
+        if launch.owner is None or launch.owner not in seen:
+            firsts += 1
+        seen.add(launch.owner)
+    return firsts
+
+
+def _graph_label(g: GraphCapture) -> str:
+    return f"{g.compile_id}{' backward' if g.backward else ''}"

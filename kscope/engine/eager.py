@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import torch
 
 from kscope.engine.kernels import Launch, TraceSummary
-from kscope.engine.profiling import profile_calls, synchronize
+from kscope.engine.kernels import summarize
+from kscope.engine.profiling import is_nonwork, profile_calls, record_events, synchronize
 from kscope.engine.target import Target
 from kscope.engine.traffic import TrafficMode
 from kscope.report import Kernel, ModeResult
@@ -15,49 +17,84 @@ from kscope.report import Kernel, ModeResult
 WARMUP_CALLS = 2
 
 
-def run_eager(target: Target, device: torch.device, calls: int, user_file: str) -> tuple[ModeResult, dict]:
-    """The eager ModeResult, and per launch name the (bytes read, bytes written, lines) of one
-    launch, which the compiled half uses for ops that run outside any compiled graph."""
+@dataclass(frozen=True)
+class EagerRun:
+    result: ModeResult
+    per_launch: dict[str, tuple[int, int, tuple[int, ...]]]
+    """Launch name -> (bytes read, bytes written, lines) of one launch: the compiled half uses them
+    for ops that run outside any compiled graph."""
+    dispatched: frozenset[str]
+    """The ops the dispatcher ran: what decides which op of a composite is a launch."""
+    notes: tuple[str, ...] = ()
+
+
+def run_eager(target: Target, device: torch.device, calls: int, user_file: str) -> EagerRun:
     def call():
         return target.fn(*target.args)
 
     for _ in range(WARMUP_CALLS):
         call()
         synchronize(device)
-    timed = profile_calls(call, device, calls)
 
-    # One more call, untimed, under dispatch accounting: bytes and lines per launch.
+    # One call, untimed, under dispatch accounting: bytes and lines per op, and which ops the
+    # dispatcher ran once composite ops were decomposed.
     mode = TrafficMode(user_file)
 
     def accounted():
         with mode:
             return call()
 
-    accounting = profile_calls(accounted, device, 1)
+    events = record_events(accounted, device, 1)
+    dispatched = frozenset(mode.dispatched)
+    accounting = summarize(events, is_nonwork, dispatched)
+    timed = profile_calls(call, device, calls, dispatched)
+
     by_owner: dict[int, list] = defaultdict(list)
     for op in mode.ops:
         by_owner[accounting.markers.get(op.marker, -1)].append(op)
-
     per_name = _accounted_per_name(accounting, by_owner)
-    kernels = aggregate(timed, calls, lambda name: per_name.get(name, (0, 0, ())), fused=False)
+    kernels = aggregate(timed, calls, lambda name: per_name.get(name, (None, None, ())), fused=False)
     counts: dict[str, int] = defaultdict(int)
     for launch in accounting.launches:
-        counts[launch.name] += 1
+        counts[launch_label(launch)] += 1
     per_launch = {
         name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in per_name.items()
     }
+    owners = {launch.owner for launch in accounting.launches}
+    stray = sum(op.read + op.written for owner, ops in by_owner.items() if owner not in owners for op in ops)
     result = ModeResult(
         launches=len(timed.launches) / calls,
-        bytes_read=sum(op.read for op in mode.ops),
-        bytes_written=sum(op.written for op in mode.ops),
+        bytes_read=total(k.bytes_read for k in kernels),
+        bytes_written=total(k.bytes_written for k in kernels),
         kernel_time_us=sum(k.time_us for k in kernels),
         kernels=tuple(kernels),
         memcpy=round(timed.memcpy / calls),
         memset=round(timed.memset / calls),
         calls=calls,
-        traffic_source="dispatch accounting: each op reads each distinct input storage once, writes its outputs",
+        traffic_source=TRAFFIC_RULE,
     )
-    return result, per_launch
+    notes = (f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted",) if stray else ()
+    return EagerRun(result, per_launch, dispatched, notes)
+
+
+TRAFFIC_RULE = (
+    "dispatch accounting: each op reads each distinct input storage once and writes its outputs; "
+    "aliasing ops move nothing; a gather reads the elements it gathers and its indices"
+)
+
+
+def launch_label(launch: Launch) -> str:
+    """A launch's row name: the op, after the composite the user called when there is one
+    ("aten::cross_entropy_loss › _log_softmax")."""
+    if launch.composite and launch.kind != "kernel":
+        return f"{launch.composite} › {launch.name.removeprefix('aten::')}"
+    return launch.name
+
+
+def total(values) -> int | None:
+    """Sum of per-kernel bytes; unknown (None) when any of them is."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)
 
 
 def _accounted_per_name(accounting: TraceSummary, by_owner: dict[int, list]) -> dict[str, tuple[int, int, tuple]]:
@@ -66,7 +103,7 @@ def _accounted_per_name(accounting: TraceSummary, by_owner: dict[int, list]) -> 
     out: dict[str, list] = {}
     seen_owner: set[int] = set()
     for launch in accounting.launches:
-        entry = out.setdefault(launch.name, [0, 0, set()])
+        entry = out.setdefault(launch_label(launch), [0, 0, set()])
         if launch.owner is None or launch.owner in seen_owner:
             continue
         seen_owner.add(launch.owner)
@@ -82,7 +119,7 @@ def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Ker
     """Group launches by name, in order of first launch; figures per call."""
     groups: dict[str, list[Launch]] = {}
     for launch in timed.launches:
-        groups.setdefault(launch.name, []).append(launch)
+        groups.setdefault(launch_label(launch), []).append(launch)
     kernels = []
     for name, launches in groups.items():
         read, written, lines = info(name)

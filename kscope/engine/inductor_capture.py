@@ -4,8 +4,11 @@ Inductor logs, per compile, the generated module (`inductor_output_code`), which
 each kernel came from and their user stack traces (provenance, with
 `trace.provenance_tracking_level = 1`), all on the structured-trace logger `torch.__trace`; and,
 when the `inductor_metrics` logger is at INFO, its own bytes per scheduler node. We listen to
-those loggers for the length of a compile and keep what they said, keyed by compile id ("0/0",
-the same id the profiler prints as "Torch-Compiled Region: 0/0").
+those loggers for the length of a compile and keep what they said, one GraphCapture per graph
+inductor compiled: a training step compiles a forward and a backward graph under one compile id
+("0/0", the id the profiler prints as "Torch-Compiled Region: 0/0"). Each graph's FX-graph-cache
+key, logged with its cache hit or miss, is the KEY of the profiler's
+"## Call CompiledFxGraph KEY ##": that is how launches find their graph.
 
 An FX-graph-cache hit logs code and provenance again but no bytes, so bytes seen once are kept in
 a small store keyed by the hash of the generated code (`TrafficStore`).
@@ -18,27 +21,22 @@ import hashlib
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import re
-
 import torch
 
-from kscope.engine.provenance import stable_handles
+from kscope.engine.inductor_bytes import NodeBytes, assign_to_kernels, node_bytes
+from kscope.engine.provenance import profiler_name, stable_handles
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
 _GRAPH_LABEL = re.compile(r"graph_\d+_")
 _AOT_ID = re.compile(r"# AOT ID: .*")
 METRICS_LOGGER = "torch._inductor.compile_fx.__inductor_metrics"
 TRACE_LOGGER = "torch.__trace"
-
-
-@dataclass
-class NodeBytes:
-    origins: frozenset[str]
-    read: int
-    written: int
+STORE_FORMAT = "kscope-traffic-2\n"
+"""Part of the store's key: entries written by an older kscope (another format) are not read."""
 
 
 @dataclass
@@ -55,6 +53,12 @@ class GraphCapture:
     """The post-grad FX graph as inductor printed it (node name -> ATen op)."""
     nodes: list[NodeBytes] | None = None
     """Inductor's bytes per scheduler node; None when the compile was a cache hit."""
+    inductor_total: int | None = None
+    """The graph's bytes as inductor's metrics log says them (`num_bytes_accessed`)."""
+    fx_key: str | None = None
+    """Inductor's FX-graph-cache key (what the profiler's "## Call CompiledFxGraph KEY ##" says)."""
+    cache: str | None = None
+    """"hit", "miss" or "bypass" as inductor logged it; None when the cache was off."""
 
     @property
     def code_hash(self) -> str:
@@ -63,42 +67,59 @@ class GraphCapture:
         code = _HANDLE_NUMBER.sub(r"\1", self.code)
         code = _GRAPH_LABEL.sub("graph_", code)
         code = _AOT_ID.sub("", code)
-        return hashlib.sha256(code.encode()).hexdigest()
+        return hashlib.sha256((STORE_FORMAT + code).encode()).hexdigest()
 
-    def kernel_bytes(self) -> dict[str, tuple[int, int]]:
-        """Stable kernel handle -> (bytes read, bytes written), each scheduler node given to the
-        kernel whose provenance holds its post-grad nodes (provenance is built from the same
-        node origins, so the match is exact, not a guess by name)."""
-        out: dict[str, list[int]] = {h: [0, 0] for h in self.provenance}
-        for node in self.nodes or ():
-            best, overlap = None, 0
-            for handle, post in self.provenance.items():
-                n = len(node.origins.intersection(post))
-                if n > overlap:
-                    best, overlap = handle, n
-            if best is not None:
-                out[best][0] += node.read
-                out[best][1] += node.written
+    @property
+    def backward(self) -> bool:
+        """A backward graph takes the gradients of the forward's outputs (`tangents_N`)."""
+        signature = next((x for x in self.post_grad_graph.splitlines() if "def forward(" in x), "")
+        return "tangents_" in signature
+
+    def restore_provenance(self, stored: dict[str, dict] | None) -> None:
+        """A backward graph's kernels are logged (with their stack traces) but not their post-grad
+        nodes; kscope read those while inductor compiled it and kept them in its store."""
+        if self.provenance or not self.stack_traces:
+            return
+        stable = stable_handles(self.stack_traces)
+        self.provenance = {h: list((stored or {}).get(stable[h], {}).get("post", ())) for h in self.stack_traces}
+
+    def kernel_bytes(self) -> dict[str, dict]:
+        """Stable kernel handle -> {"read", "written", "gathers", "copies", "layout", "why", "post"}, each
+        scheduler node given to the kernel it was generated into (see inductor_bytes); the
+        bytes of nodes no kernel claimed are under "" (normally none)."""
+        handles = [(h, profiler_name(h)[1], frozenset(post)) for h, post in self.provenance.items()]
+        per_handle, stray = assign_to_kernels(handles, self.nodes or [])
         stable = stable_handles(self.provenance)
-        return {stable[h]: (r, w) for h, (r, w) in out.items()}
+        out = {stable[h]: {**v, "post": list(self.provenance[h])} for h, v in per_handle.items()}
+        if stray:
+            out[""] = {"read": stray, "written": 0}
+        return out
 
 
-class Capture(dict):
-    """{compile id: GraphCapture}, plus the recompiles dynamo reported meanwhile."""
+class Capture(list):
+    """The GraphCaptures of a block, in the order inductor compiled them, plus the recompiles
+    dynamo reported meanwhile."""
 
     def __init__(self):
         super().__init__()
         self.recompiles: list[tuple[str, str]] = []
         """(compile id of the new compile, the guard failure that caused it)"""
 
+    def current(self, compile_id: str, fills: str | None = None) -> GraphCapture:
+        """The graph being compiled under compile_id; a new one when `fills` names a field the
+        latest already has (each inductor compile logs its post-grad graph, code and provenance
+        once)."""
+        latest = next((g for g in reversed(self) if g.compile_id == compile_id), None)
+        if latest is None or (fills is not None and getattr(latest, fills)):
+            latest = GraphCapture(compile_id)
+            self.append(latest)
+        return latest
+
 
 class _Listener(logging.Handler):
     def __init__(self, graphs: Capture):
         super().__init__(logging.DEBUG)
         self.graphs = graphs
-
-    def _graph(self, compile_id: str) -> GraphCapture:
-        return self.graphs.setdefault(compile_id, GraphCapture(compile_id))
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -114,15 +135,16 @@ class _Listener(logging.Handler):
         if not isinstance(args, dict) or "nodes_num_elem" not in args:
             return
         cid = torch._guards.CompileContext.current_compile_id()
-        nodes = []
-        for node, _ in args["nodes_num_elem"]:
-            origins = frozenset(
-                o.name for sn in node.get_nodes() if sn.node is not None for o in sn.node.origins
-            )
-            # Computed here, while inductor's graph is still the current one (V.graph).
-            nodes.append(NodeBytes(origins, node.get_read_buffer_sizes(), node.get_write_buffer_sizes()))
-        g = self._graph(_cid(cid))
+        # Computed here, while inductor's graph is still the current one (V.graph).
+        nodes = [node_bytes(node) for node, _ in args["nodes_num_elem"]]
+        g = self.graphs.current(_cid(cid))
         g.nodes = (g.nodes or []) + nodes
+        g.inductor_total = (g.inductor_total or 0) + int(args.get("num_bytes_accessed", 0))
+        if not g.provenance and g.stack_traces:
+            # Inductor logs no post-grad node mapping for a graph compiled outside dynamo's
+            # compile (a backward graph), though it built one: read it while it is current.
+            built = getattr(torch._inductor.debug, "_inductor_triton_kernel_to_post_grad_node_info", {})
+            g.provenance = {h: list(built.get(h, ())) for h in g.stack_traces}
 
     def _on_trace(self, record: logging.LogRecord) -> None:
         meta = getattr(record, "metadata", None)
@@ -131,17 +153,21 @@ class _Listener(logging.Handler):
         payload = getattr(record, "payload", None)
         cid = f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}"
         if "inductor_output_code" in meta and payload:
-            self._graph(cid).code = payload
+            self.graphs.current(cid, "code").code = payload
         elif "inductor_post_grad_graph" in meta and payload:  # a cache hit logs it on its own
-            self._graph(cid).post_grad_graph = payload
+            self.graphs.current(cid, "post_grad_graph").post_grad_graph = payload
         elif "artifact" in meta and payload:
             name = meta["artifact"].get("name")
             if name == "inductor_post_grad_graph":  # a fresh compile logs it as an artifact
-                self._graph(cid).post_grad_graph = payload
+                self.graphs.current(cid, "post_grad_graph").post_grad_graph = payload
             elif name == "inductor_provenance_tracking_node_mappings":
-                self._graph(cid).provenance = json.loads(payload).get("cppCodeToPost", {})
+                self.graphs.current(cid, "provenance").provenance = json.loads(payload).get("cppCodeToPost", {})
             elif name == "inductor_provenance_tracking_kernel_stack_traces":
-                self._graph(cid).stack_traces = json.loads(payload)
+                self.graphs.current(cid, "stack_traces").stack_traces = json.loads(payload)
+            elif name in ("fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass"):
+                g = self.graphs.current(cid)
+                g.cache = name.rsplit("_", 1)[1]
+                g.fx_key = json.loads(payload).get("key")
             elif name == "recompile_reasons":
                 reasons = json.loads(payload)
                 for reason in reasons if isinstance(reasons, list) else [reasons]:
@@ -186,25 +212,26 @@ def configure_inductor() -> None:
 
 
 class TrafficStore:
-    """Inductor's per-kernel bytes, kept by hash of the generated code, for cache hits."""
+    """Per-kernel bytes (GraphCapture.kernel_bytes), kept by hash of the generated code, for
+    cache hits."""
 
     def __init__(self, root: Path | None = None):
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         self.root = root or Path(os.environ.get("KSCOPE_CACHE_DIR", Path(base) / "kscope")) / "traffic"
-        self.memory: dict[str, dict[str, tuple[int, int]]] = {}
+        self.memory: dict[str, dict[str, dict]] = {}
 
-    def get(self, code_hash: str) -> dict[str, tuple[int, int]] | None:
+    def get(self, code_hash: str) -> dict[str, dict] | None:
         if code_hash in self.memory:
             return self.memory[code_hash]
         path = self.root / f"{code_hash}.json"
         try:
-            data = {k: tuple(v) for k, v in json.loads(path.read_text()).items()}
+            data = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
         self.memory[code_hash] = data
         return data
 
-    def put(self, code_hash: str, kernel_bytes: dict[str, tuple[int, int]]) -> None:
+    def put(self, code_hash: str, kernel_bytes: dict[str, dict]) -> None:
         self.memory[code_hash] = kernel_bytes
         try:
             self.root.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,15 @@ Rules:
   "gpu_memcpy" and "gpu_memset" are counted apart. A kernel is tied to the CPU op that launched
   it through the runtime call that shares its "correlation" id.
 - CPU: a launch is an inductor C++ kernel (`graph_N_cpp_fused_*`, recorded when
-  `cpp.enable_kernel_profile` is on), or an ATen op with no ATen op above it that does work:
-  itself or an op below it is not a view, metadata or allocation (`aten::relu` calling
-  `aten::clamp_min` is one launch, `aten::reshape` calling only `aten::view` is none).
+  `cpp.enable_kernel_profile` is on), or an ATen op that does work: itself or an op below it is
+  not a view, metadata or allocation (`aten::relu` calling `aten::clamp_min` is one launch,
+  `aten::reshape` calling only `aten::view` is none). Which ATen op: when the caller knows the
+  ops the dispatcher ran after composite ops were decomposed (`dispatch_ops`, what a
+  TorchDispatchMode saw), the outermost such ops under each top-level op are the launches
+  (`aten::cross_entropy_loss` is two: `_log_softmax` and `nll_loss_forward`), and the top-level op
+  is kept as the composite the user wrote; otherwise (a saved trace) the top-level op itself.
+- Compiled code runs under `## Call CompiledFxGraph KEY ##`, KEY being inductor's FX-graph-cache
+  key: each launch keeps it, so it can be tied to the graph that made it (forward or backward).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 # Views, metadata and allocation: ATen ops that move no data by themselves. Composite ops that
@@ -38,7 +44,7 @@ NONWORK_OPS = frozenset(
 
 _CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?(cpp_\w+)$")
 _REGION = re.compile(r"^Torch-Compiled Region: (\d+/\d+)")
-_COMPILED_GRAPH = "## Call CompiledFxGraph"
+_CALL_KEY = re.compile(r"^## Call CompiledFxGraph (\S+) ##")
 MARKER_PREFIX = "kscope::op#"
 
 
@@ -53,6 +59,10 @@ class Launch:
     owner: int | None = None
     """Index of the top-level CPU op it belongs to (for joining with dispatch accounting)."""
     owner_name: str | None = None
+    call: str | None = None
+    """The FX-graph-cache key of the compiled graph it ran in ("## Call CompiledFxGraph KEY ##")."""
+    composite: str | None = None
+    """The composite op the user called that decomposed into this launch ("aten::cross_entropy_loss")."""
 
 
 @dataclass
@@ -96,19 +106,21 @@ def load_trace(path: str) -> list[dict]:
 
 
 def summarize(
-    events: list[dict], is_nonwork: Callable[[str], bool] | None = None
+    events: list[dict],
+    is_nonwork: Callable[[str], bool] | None = None,
+    dispatch_ops: Collection[str] | None = None,
 ) -> TraceSummary:
     """Classify a trace's events into launches (see the module docstring for the rules)."""
     nonwork = is_nonwork or (lambda name: name in NONWORK_OPS)
     nodes = _build_cpu_forest(events)
     is_cuda = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
     summary = TraceSummary(device="cuda" if is_cuda else "cpu")
-    top_of = {n.idx: _top_aten(n) for n in nodes}
+    rules = _OpRules(nonwork, dispatch_ops)
 
     for n in nodes:
         if n.name.startswith(MARKER_PREFIX):
-            top = top_of[n.idx]
-            summary.markers[int(n.name[len(MARKER_PREFIX):])] = top.idx if top else -1
+            op = rules.launch_op(n)
+            summary.markers[int(n.name[len(MARKER_PREFIX):])] = op.idx if op else -1
 
     if is_cuda:
         by_corr = {}
@@ -124,15 +136,18 @@ def summarize(
                 summary.memset += 1
             elif cat == "kernel":
                 launcher = by_corr.get(e.get("args", {}).get("correlation"))
-                top = top_of.get(launcher.idx) if launcher else None
+                op = rules.launch_op(launcher) if launcher else None
+                top = _top_aten(launcher) if launcher else None
                 summary.launches.append(
                     Launch(
                         name=e.get("name", ""),
                         dur_us=float(e.get("dur", 0.0)),
                         kind="kernel",
                         region=_region(launcher) if launcher else None,
-                        owner=top.idx if top else None,
-                        owner_name=top.name if top else None,
+                        owner=op.idx if op else None,
+                        owner_name=op.name if op else None,
+                        call=_call_key(launcher) if launcher else None,
+                        composite=top.name if top is not None and op is not None and top is not op else None,
                     )
                 )
         summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
@@ -142,23 +157,62 @@ def summarize(
         m = _CPP_KERNEL.match(n.name)
         if m and n.ev.get("cat") == "cpu_op":
             summary.launches.append(
-                Launch(m.group(1), float(n.ev.get("dur", 0.0)), "kernel", _region(n), n.idx, n.name)
+                Launch(m.group(1), float(n.ev.get("dur", 0.0)), "kernel", _region(n), n.idx, n.name, _call_key(n))
             )
-        elif n.name.startswith("aten::") and top_of[n.idx] is n:
-            if all(nonwork(d.name) for d in n.walk() if d.name.startswith("aten::")):
-                continue
-            in_graph = any(a.name.startswith(_COMPILED_GRAPH) for a in n.ancestors())
+        elif rules.is_launch(n):
+            top = _top_aten(n)
             summary.launches.append(
                 Launch(
                     n.name,
                     float(n.ev.get("dur", 0.0)),
-                    "extern" if in_graph else "op",
+                    "extern" if _call_key(n) else "op",
                     _region(n),
                     n.idx,
                     n.name,
+                    _call_key(n),
+                    top.name if top is not n else None,
                 )
             )
     return summary
+
+
+class _OpRules:
+    """Which ATen op of a nest is the launch (see the module docstring)."""
+
+    def __init__(self, nonwork: Callable[[str], bool], dispatch_ops: Collection[str] | None):
+        self.nonwork, self.dispatch_ops = nonwork, dispatch_ops
+        self._launches: dict[int, list[_Node]] = {}
+
+    def works(self, n: _Node) -> bool:
+        return not all(self.nonwork(d.name) for d in n.walk() if d.name.startswith("aten::"))
+
+    def launches_under(self, top: _Node) -> list[_Node]:
+        """The launches of one top-level ATen op."""
+        if top.idx not in self._launches:
+            found = [d for d in self._outermost_dispatched(top) if self.works(d)] if self.dispatch_ops else []
+            if not found and self.works(top):
+                found = [top]
+            self._launches[top.idx] = found
+        return self._launches[top.idx]
+
+    def _outermost_dispatched(self, n: _Node) -> list[_Node]:
+        if n.name in self.dispatch_ops:
+            return [n]
+        return [x for c in n.children for x in self._outermost_dispatched(c)]
+
+    def is_launch(self, n: _Node) -> bool:
+        top = _top_aten(n)
+        return top is not None and any(x is n for x in self.launches_under(top))
+
+    def launch_op(self, n: _Node) -> _Node | None:
+        """The launch at or above n, else the top-level ATen op above it (or None)."""
+        top = _top_aten(n)
+        if top is None:
+            return None
+        for launch in self.launches_under(top):
+            if launch is n or any(a is launch for a in n.ancestors()):
+                return launch
+        return top
 
 
 def _build_cpu_forest(events: list[dict]) -> list[_Node]:
@@ -201,6 +255,14 @@ def _top_aten(n: _Node) -> _Node | None:
         if a.name.startswith("aten::"):
             top = a
     return top
+
+
+def _call_key(n: _Node) -> str | None:
+    for a in (n, *n.ancestors()):
+        m = _CALL_KEY.match(a.name)
+        if m:
+            return m.group(1)
+    return None
 
 
 def _region(n: _Node) -> str | None:

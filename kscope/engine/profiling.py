@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -18,8 +18,15 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def profile_calls(fn: Callable[[], object], device: torch.device, calls: int) -> TraceSummary:
+def profile_calls(
+    fn: Callable[[], object], device: torch.device, calls: int, dispatch_ops: Collection[str] | None = None
+) -> TraceSummary:
     """Profile `calls` calls of fn (synchronizing after each on CUDA) and summarize the trace."""
+    return summarize(record_events(fn, device, calls), is_nonwork, dispatch_ops)
+
+
+def record_events(fn: Callable[[], object], device: torch.device, calls: int) -> list[dict]:
+    """The chrome-trace events of `calls` calls of fn under torch.profiler."""
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
@@ -31,7 +38,7 @@ def profile_calls(fn: Callable[[], object], device: torch.device, calls: int) ->
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
-        return summarize(load_trace(path), is_nonwork)
+        return load_trace(path)
     finally:
         os.unlink(path)
 

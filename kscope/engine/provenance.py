@@ -44,6 +44,8 @@ class CompiledKernel:
     lines: tuple[int, ...]
     bytes_read: int | None
     bytes_written: int | None
+    what: str | None = None
+    """For a kernel that runs none of the user's ops: what it does, in the user's names."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -105,10 +107,12 @@ def compiled_kernels(
     stack_traces: dict[str, list[str]],
     output_code: str,
     post_grad_graph: str,
-    kernel_bytes: dict[str, tuple[int, int]] | None,
+    kernel_bytes: dict[str, dict] | None,
     user_file: str,
+    input_names: dict[str, str] | None = None,
 ) -> list[CompiledKernel]:
-    """One entry per kernel inductor emitted for a graph."""
+    """One entry per kernel inductor emitted for a graph. input_names: the graph's placeholders
+    ("primals_2") by the user's names ("x", "conv1.weight")."""
     sources = kernel_sources(output_code)
     ops_of = post_grad_ops(post_grad_graph)
     stable = stable_handles(provenance)
@@ -127,8 +131,34 @@ def compiled_kernels(
                 code=capped(sources.get(name), "#" if name.startswith("triton") else "//") if kind == "kernel" else None,
                 ops=ops,
                 lines=lines,
-                bytes_read=None if rw is None else rw[0],
-                bytes_written=None if rw is None else rw[1],
+                bytes_read=None if rw is None else rw["read"],
+                bytes_written=None if rw is None else rw["written"],
+                what=None if ops or rw is None else what_it_does(rw, input_names or {}),
             )
         )
     return out
+
+
+def what_it_does(rw: dict, input_names: dict[str, str]) -> str | None:
+    """"copies x, conv1.weight into channels-last layout (inductor's layout optimisation: …)"."""
+    copies = [input_names.get(name, name) for name in rw.get("copies") or ()]
+    if not copies:
+        return None
+    text = f"copies {', '.join(copies)}"
+    if rw.get("layout") and rw["layout"] != "contiguous":
+        text += f" into {rw['layout']} layout"
+    return text + (f" ({rw['why']})" if rw.get("why") else "")
+
+
+_SOURCE_PART = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\[['\"]?([^'\"\]]+)['\"]?\]|\.(\w+)")
+
+
+def user_name(source: str) -> str:
+    """Dynamo's source of a graph input in the user's words: "L['self']._modules['conv1']
+    ._parameters['weight']" -> "conv1.weight", "L['x']" -> "x"."""
+    if not source.startswith("L["):
+        return source
+    parts = [next(g for g in m.groups() if g) for m in _SOURCE_PART.finditer(source[1:])]
+    if parts[:1] == ["self"] and len(parts) > 1:
+        parts = parts[1:]
+    return ".".join(parts) or source

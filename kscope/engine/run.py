@@ -89,19 +89,19 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
         peak_source=peak_source,
     )
     try:
-        eager, eager_per_launch = run_eager(target, device, request.calls, path)
+        eager = run_eager(target, device, request.calls, path)
     except Exception as e:
         return _done(report, start, user_error("eager", e, path))
-    report = replace(report, eager=eager)
+    report = replace(report, eager=eager.result, notes=report.notes + eager.notes)
     if on_eager is not None:
         on_eager(replace(report, wall_s=time.perf_counter() - start))
     try:
-        compiled = run_compiled(target, device, request.calls, path, _store, eager_per_launch)
+        compiled, notes = run_compiled(target, device, request.calls, path, _store, eager)
     except CompileFailed as e:
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
         return _done(report, start, user_error("compiled", e, path))
-    return _done(replace(report, compiled=compiled), start)
+    return _done(replace(report, compiled=compiled, notes=report.notes + notes), start)
 
 
 def _done(report: Report, start: float, error: RunError | None = None) -> Report:

@@ -2,9 +2,15 @@
 
 A TorchDispatchMode sees every ATen op the target runs (after autograd and composite ops are
 decomposed). Each op reads each distinct input storage once and writes its outputs: `x + x`
-reads x once, `(a + b).relu()` reads a, b, writes tmp, reads tmp, writes c. Views move nothing.
-Each op runs inside a profiler marker (`kscope::op#N`), so the chrome trace tells which
-top-level op (the launch) it belongs to.
+reads x once, `(a + b).relu()` reads a, b, writes tmp, reads tmp, writes c.
+- An op whose outputs all live in its inputs' storage and that mutates nothing moves no data:
+  views, `detach`, `alias`, and `_unsafe_view` (which `matmul`/`linear` dispatch after `mm`,
+  although torch does not flag it as a view). In-place ops (`add_`, `relu_`) mutate: they count.
+- A gather (`index`, `embedding`, `gather`, `index_select`, `take`, NLL loss's pick of the target
+  class) reads the elements it gathers, each once, repeats included, plus its indices, not the
+  whole table.
+Each op runs inside a profiler marker (`kscope::op#N`), so the chrome trace tells which launch it
+belongs to.
 """
 
 from __future__ import annotations
@@ -45,11 +51,10 @@ def _distinct_bytes(tensors: list[torch.Tensor]) -> int:
     per_storage: dict[int, dict[tuple, int]] = {}
     cap: dict[int, int] = {}
     for t in tensors:
-        try:
-            storage = t.untyped_storage()
-        except (RuntimeError, NotImplementedError):
+        key = _storage_key(t)
+        if key is None:
             continue
-        key = storage.data_ptr() or id(storage)
+        storage = t.untyped_storage()
         view = (t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
         per_storage.setdefault(key, {})[view] = tensor_bytes(t)
         cap[key] = storage.nbytes()
@@ -69,17 +74,14 @@ class TrafficMode(TorchDispatchMode):
         marker = len(self.ops)
         with record_function(f"{MARKER_PREFIX}{marker}"):
             out = func(*args, **kwargs)
-        if func.is_view or func.overloadpacket in _NO_TRAFFIC:
-            read = written = 0
-        else:
-            write_only = _write_only_args(func, args, kwargs)
-            inputs = [
-                t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in write_only
-            ]
-            outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
-            read, written = _distinct_bytes(inputs), _distinct_bytes(outputs)
+        read, written = op_traffic(func, args, kwargs, out)
         self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._user_line()))
         return out
+
+    @property
+    def dispatched(self) -> set[str]:
+        """The ops the dispatcher ran, as the profiler names them ("aten::_log_softmax")."""
+        return {op.op.replace(".", "::", 1) for op in self.ops}
 
     def _user_line(self) -> int | None:
         frame = sys._getframe(2)
@@ -90,17 +92,67 @@ class TrafficMode(TorchDispatchMode):
         return None
 
 
-_NO_TRAFFIC = {
+def op_traffic(func, args, kwargs, out) -> tuple[int, int]:
+    """(bytes read, bytes written) of one dispatched op (see the module docstring)."""
+    if func.overloadpacket in _ALLOCATION or _only_aliases(func, args, kwargs, out):
+        return 0, 0
+    write_only = _write_only_args(func, args, kwargs)
+    inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in write_only]
+    outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+    gather = _GATHERS.get(func.overloadpacket)
+    if gather is None or not inputs:
+        return _distinct_bytes(inputs), _distinct_bytes(outputs)
+    source_at, count_at = gather
+    source = args[source_at] if len(args) > source_at else None
+    counted = outputs if count_at is None else [args[count_at]] if len(args) > count_at else []
+    if not isinstance(source, torch.Tensor) or not all(isinstance(t, torch.Tensor) for t in counted):
+        return _distinct_bytes(inputs), _distinct_bytes(outputs)
+    gathered = sum(t.numel() for t in counted) * source.element_size()
+    rest = [t for t in inputs if t is not source]
+    return gathered + _distinct_bytes(rest), _distinct_bytes(outputs)
+
+
+# Ops that only allocate: their output is new memory nobody has written yet.
+_ALLOCATION = {
     torch.ops.aten.empty,
     torch.ops.aten.empty_strided,
     torch.ops.aten.empty_like,
     torch.ops.aten.new_empty,
     torch.ops.aten.new_empty_strided,
     torch.ops.aten._local_scalar_dense,
-    torch.ops.aten.lift_fresh,
-    torch.ops.aten.detach,
     torch.ops.aten.resize_,
 }
+
+# Gathers: op -> (position of the tensor gathered from, position of the tensor whose numel is the
+# number of elements gathered, or None for the output's).
+_GATHERS = {
+    torch.ops.aten.index: (0, None),
+    torch.ops.aten.embedding: (0, None),
+    torch.ops.aten.gather: (0, None),
+    torch.ops.aten.index_select: (0, None),
+    torch.ops.aten.take: (0, None),
+    torch.ops.aten.nll_loss_forward: (0, 1),
+    torch.ops.aten.nll_loss2d_forward: (0, 1),
+}
+
+
+def _storage_key(t: torch.Tensor):
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError):
+        return None
+    return storage.data_ptr() or id(storage)
+
+
+def _only_aliases(func, args, kwargs, out) -> bool:
+    """The op mutates nothing and every output is in an input's storage: it moved no data."""
+    if any(a.alias_info is not None and a.alias_info.is_write for a in func._schema.arguments):
+        return False
+    outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+    if not outputs:
+        return False
+    inputs = {_storage_key(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    return all(_storage_key(t) in inputs and _storage_key(t) is not None for t in outputs)
 
 
 def _write_only_args(func, args, kwargs) -> set[int]:

@@ -25,7 +25,7 @@ class FusedKernels(Static):
         table.add_column(overflow="fold")
         for k in compiled.kernels:
             if k.fused:
-                ops = ", ".join(op.removeprefix("aten.") for op in k.ops)
+                ops = ", ".join(op.removeprefix("aten.") for op in k.ops) or k.what or ""
                 lines = f"  (line {', '.join(map(str, k.lines))})" if k.lines else ""
                 table.add_row(k.name, Text(ops + lines))
         breaks = compiled.graph_breaks

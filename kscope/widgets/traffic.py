@@ -28,7 +28,7 @@ class TrafficBars(Static):
             self.update(Text("waiting for the first run…", style="dim"), layout=False)
             return
         modes = [("eager", report.eager), ("compiled", report.compiled)]
-        top = max(m.bytes_total for _, m in modes if m) or 1
+        top = max((m.bytes_total or 0) for _, m in modes if m) or 1
         table = Table.grid(padding=(0, 1), expand=True)
         table.add_column(no_wrap=True, width=16, overflow="ellipsis")
         table.add_column(ratio=1, min_width=6)
@@ -45,12 +45,12 @@ class TrafficBars(Static):
                     value += f" {mode.achieved_gbps / report.peak_gbps * 100:.0f}%pk"
                 elif report.peak_gbps:
                     value += " >pk"  # faster than memory: cache-resident
-            table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total, color=color), value)
+            table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total or 0, color=color), value)
         kernels = [(label, k) for label, m in modes if m for k in m.kernels]
-        for label, k in sorted(kernels, key=lambda lk: -lk[1].bytes_total)[: 0 if self.compact else KERNEL_ROWS]:
+        for label, k in sorted(kernels, key=lambda lk: -(lk[1].bytes_total or 0))[: 0 if self.compact else KERNEL_ROWS]:
             table.add_row(
                 Text(f" {label[0]}: {k.name}", style="dim"),
-                Bar(top, 0, k.bytes_total, color="grey50"),
+                Bar(top, 0, k.bytes_total or 0, color="grey50"),
                 Text(fmt_bytes(k.bytes_total), style="dim"),
             )
         note = "" if self.compact else saving(report)  # narrow: the summary line says it

@@ -1,0 +1,158 @@
+"""Inductor's own bytes per scheduler node, and which kernel each node became.
+
+Inductor counts the bytes of every scheduler node it schedules (`get_read_buffer_sizes` /
+`get_write_buffer_sizes`, what its `inductor_metrics` log reports). kscope keeps those counts and
+does two things inductor's log does not:
+
+- It ties each node to the kernel it was generated into. Inductor's provenance lists, per kernel,
+  the post-grad nodes it came from: for a library call (extern) the node's `origin_node`, for a
+  generated kernel the origins of all the scheduler nodes in it. kscope computes the same key for
+  each scheduler node and walks nodes and kernels in the order inductor generated them, so two
+  `mm` calls, or an `mm` whose input came from a ReLU, each land on their own row. (On the CPU
+  several scheduler nodes can share one C++ kernel: they add up.)
+- It corrects gathers. For an indirect load (`table[idx]`, an embedding) inside a fused node
+  inductor counts the whole table; kscope counts the elements the loop loads, one per iteration
+  of the node that loads it, repeats included.
+
+`node_bytes` runs while inductor's graph is current (inside the metrics log record); the rest is
+plain data, kept in kscope's store for FX-graph-cache hits.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+_TMP = re.compile(r"\btmp\d+\b")
+
+
+@dataclass
+class NodeBytes:
+    kind: str
+    """"kernel", "extern" (a library call) or "nop"."""
+    key: frozenset[str]
+    """The post-grad node names inductor's provenance uses for this node's kernel."""
+    read: int
+    written: int
+    inductor_total: int
+    """Inductor's own count for the node (`get_read_write_buffers_sizes`), before any correction."""
+    gathers: list[dict] = field(default_factory=list)
+    """{"buffer", "inductor", "kscope"}: reads kscope counted as gathers, in bytes."""
+    copies: list[str] = field(default_factory=list)
+    """Graph inputs a node without ops copies (a layout change, ...)."""
+    layout: str | None = None
+    """The layout such a copy writes ("channels-last")."""
+    why: str | None = None
+    """Why inductor added such a copy, where its graph says."""
+
+
+def node_bytes(node) -> NodeBytes:
+    """One scheduler node's bytes; call while inductor's graph (V.graph) is current."""
+    from torch._inductor import ir, scheduler
+    from torch._inductor.virtualized import V
+
+    if isinstance(node, scheduler.NopKernelSchedulerNode):
+        kind = "nop"
+    elif isinstance(node, scheduler.ExternKernelSchedulerNode):
+        kind = "extern"
+    else:
+        kind = "kernel"
+    origin = getattr(node.node, "origin_node", None) if node.node is not None else None
+    origins = [o for sn in node.get_nodes() if sn.node is not None for o in sn.node.origins]
+    if kind == "extern" and origin is not None:
+        key = frozenset({origin.name})
+    else:
+        key = frozenset(o.name for o in origins)
+    reads = node.get_read_write_buffer_accesses(include_reads=True, include_writes=False)
+    written = node.get_write_buffer_sizes()
+    out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes())
+    for name, inductor_count in reads.items():
+        gathered = _gathered_bytes(node, name)
+        if gathered is not None and gathered != inductor_count:
+            out.gathers.append({"buffer": name, "inductor": inductor_count, "kscope": gathered})
+            out.read += gathered - inductor_count
+    if kind == "kernel" and origins and all(o.op == "placeholder" for o in origins):
+        out.copies = sorted({o.name for o in origins})
+        layouts = {_layout(buf.node) for buf in node.get_outputs() if isinstance(buf.node, ir.Buffer)}
+        out.layout = layouts.pop() if len(layouts) == 1 else None
+        if out.layout == "channels-last" and getattr(V.graph, "layout_opt", False):
+            out.why = "inductor's layout optimisation: convolutions run faster channels-last"
+    return out
+
+
+def _gathered_bytes(node, name: str) -> int | None:
+    """Bytes of `name` a node loads through indirect indices, or None if it loads it directly.
+    Each distinct indirect load reads one element per iteration of the node doing it."""
+    from torch._inductor.dependencies import MemoryDep
+    from torch._inductor.utils import get_dtype_size
+    from torch._inductor.virtualized import V
+
+    indirect, direct = {}, 0
+    for sn in node.get_nodes():
+        for dep in sn.read_writes.reads:
+            if not isinstance(dep, MemoryDep) or dep.name != name:
+                continue
+            if dep.is_indirect():
+                # the same load in two sub-nodes names its index temporaries differently
+                indirect[(_TMP.sub("tmp", str(dep.index)), tuple(dep.size))] = dep
+            else:
+                direct += _hint(dep.get_numel())
+    if not indirect:
+        return None
+    buffer = V.graph.get_buffer(name)
+    if buffer is None:
+        return None
+    elements = sum(math.prod(_hint(s) for s in dep.size) for dep in indirect.values())
+    if direct:
+        elements += min(direct, _hint(V.graph.get_numel(name)))
+    return elements * get_dtype_size(buffer.get_dtype())
+
+
+def _hint(expr) -> int:
+    from torch._inductor.virtualized import V
+
+    return int(V.graph.sizevars.optimization_hint(expr, fallback=0))
+
+
+def _layout(buf) -> str:
+    size = [_hint(s) for s in buf.get_size()]
+    stride = [_hint(s) for s in buf.get_stride()]
+    if len(size) == 4:
+        n, c, h, w = size
+        if stride == [h * w * c, 1, w * c, c]:
+            return "channels-last"
+    expected, running = [], 1
+    for s in reversed(size):
+        expected.insert(0, running)
+        running *= s
+    return "contiguous" if stride == expected else f"strides {tuple(stride)}"
+
+
+def assign_to_kernels(
+    handles: list[tuple[str, str, frozenset[str]]], nodes: list[NodeBytes]
+) -> tuple[dict[str, dict], int]:
+    """handles: (handle, kind, post-grad nodes) per kernel in the order inductor generated them.
+    Returns per handle {"read", "written", "gathers", "copies", "layout", "why"}, and the bytes of
+    nodes that matched no kernel."""
+    out = {h: {"read": 0, "written": 0, "gathers": [], "copies": [], "layout": None, "why": None} for h, _, _ in handles}
+    stray, cursor = 0, 0
+    for node in nodes:
+        if node.kind == "nop":
+            continue
+        fits = [i for i, (_, kind, post) in enumerate(handles) if kind == node.kind and node.key <= post]
+        if not fits:
+            fits = [i for i, (_, kind, post) in enumerate(handles) if kind == node.kind and node.key & post]
+        if not fits:
+            stray += node.read + node.written
+            continue
+        # Nodes and kernels come in the order inductor generated them: never step back.
+        cursor = next((i for i in fits if i >= cursor), fits[0])
+        entry = out[handles[cursor][0]]
+        entry["read"] += node.read
+        entry["written"] += node.written
+        entry["gathers"] += node.gathers
+        entry["copies"] += node.copies
+        entry["layout"] = entry["layout"] or node.layout
+        entry["why"] = entry["why"] or node.why
+    return out, stray
