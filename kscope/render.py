@@ -14,7 +14,8 @@ from kscope.view import transfers_text
 
 def short_name(name: str, width: int = 48) -> str:
     """A readable kernel name: CUDA template arguments folded to <…>, the parameter list dropped,
-    leading namespaces dropped when still too long, and only then cut."""
+    leading namespaces dropped when still too long, and only then cut in the middle, so that
+    names that differ at the end (`cpp_fused_add_nat…backward_view_3`, `…view_7`) stay apart."""
     folded, depth = [], 0
     for ch in name.replace("(anonymous namespace)::", ""):
         if ch in "<(":
@@ -30,9 +31,39 @@ def short_name(name: str, width: int = 48) -> str:
         text = text[5:]
     while len(text) > width and "::" in text:
         text = text.split("::", 1)[1]
-    if len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
+    composite, sep, op = text.rpartition(" › ")
+    if sep and len(text) > width and len(op) + len(sep) + 4 <= width:
+        # "cross_entropy_loss › nll_loss_forward": the op that ran is the part rows differ by
+        return middle_cut(composite, width - len(op) - len(sep)) + sep + op
+    return middle_cut(text, width)
+
+
+def middle_cut(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    if width < 2:
+        return "…"[:width]
+    head = width // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+class KernelName:
+    """A kernel name in a rich table: cut in the middle to the column's width, not at the end."""
+
+    def __init__(self, name: str, style: str = "", suffix: str = ""):
+        self.name, self.style, self.suffix = name, style, suffix
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        full = len(short_name(self.name, 10**6)) + len(self.suffix)
+        return Measurement(min(12, full), full)
+
+    def __rich_console__(self, console, options):
+        text = Text(short_name(self.name, max(1, options.max_width - len(self.suffix))), style=self.style)
+        if self.suffix:
+            text.append(self.suffix, style="dim")
+        yield text
 
 
 def header(report: Report) -> Text:
@@ -78,9 +109,7 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
 
 
 def _kernel_cells(k: Kernel) -> list[RenderableType]:
-    name = Text(short_name(k.name), style="bold green" if k.fused else "")
-    if k.kind == "extern":
-        name.append(" (extern)", style="dim")
+    name = KernelName(k.name, "bold green" if k.fused else "", " (extern)" if k.kind == "extern" else "")
     return [
         name,
         fmt_count(k.launches),

@@ -88,6 +88,10 @@ def _gpt_mlp(x, w1, b1, w2, b2):
     return x + F.linear(F.gelu(F.linear(F.layer_norm(x, (x.shape[-1],)), w1, b1)), w2, b2)
 
 
+def _attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 CASES = {
     "two mm": (_two_mm, lambda: (torch.randn(64, 96), torch.randn(96, 128), torch.randn(128, 32))),
     "embedding + layer norm": (
@@ -98,11 +102,12 @@ CASES = {
         _gpt_mlp,
         lambda: (torch.randn(2, 16, 64), torch.randn(256, 64), torch.randn(256), torch.randn(64, 256), torch.randn(64)),
     ),
+    "attention (log-sum-exp unused)": (_attention, lambda: tuple(torch.randn(2, 4, 32, 16) for _ in range(3))),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_rows_add_up_to_inductors_count_but_for_gathers(case):
+def test_rows_add_up_to_inductors_count_but_for_kscopes_corrections(case):
     fn, make = CASES[case]
     graphs, _ = _compile(fn, *make(), cache=False)
     (g,) = graphs
@@ -110,15 +115,20 @@ def test_rows_add_up_to_inductors_count_but_for_gathers(case):
     assert "" not in rows, "every scheduler node is tied to a kernel"
     assert set(rows) and all(r["read"] + r["written"] > 0 for r in rows.values())
     assert sum(n.inductor_total for n in g.nodes) == g.inductor_total
-    corrections = sum(x["kscope"] - x["inductor"] for r in rows.values() for x in r["gathers"])
+    corrections = sum(x["kscope"] - x["inductor"] for r in rows.values() for x in r["corrections"])
     assert sum(r["read"] + r["written"] for r in rows.values()) == g.inductor_total + corrections
     if case == "embedding + layer norm":
         # inductor counts the whole 5000x64 table for the fused node's indirect load; kscope the
         # 4x32 rows gathered (once per loop that loads them)
         table, gathered = 5000 * 64 * F32, 4 * 32 * 64 * F32
-        gathers = [x for r in rows.values() for x in r["gathers"]]
+        gathers = [x for r in rows.values() for x in r["corrections"] if x["rule"] == "gather"]
         assert gathers and all(x["inductor"] == table and x["kscope"] % gathered == 0 for x in gathers)
         assert corrections < 0
+    elif case.startswith("attention"):
+        # the attention kernel writes its output and the log-sum-exp (2x4x32 fp32) the graph
+        # does not use: inductor counts the output only
+        (fix,) = [x for r in rows.values() for x in r["corrections"]]
+        assert fix["rule"] == "unused output" and corrections == 2 * 4 * 32 * F32
     else:
         assert corrections == 0
 

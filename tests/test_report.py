@@ -38,3 +38,37 @@ def test_json_has_the_documented_fields():
 def test_summary_line_in_the_article_units():
     assert summary_line(_report()) == "launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%"
     assert fmt_bytes(999) == "999 B" and fmt_bytes(1_500) == "1.5 kB"
+
+
+def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
+    from rich.console import Console
+
+    from kscope.render import render_report
+    from kscope.view import kernel_detail, kernel_rows, saving
+
+    known = Kernel("aten::mm", 1, 10.0, 4_000, 1_000, kind="extern")
+    unknown = Kernel("cpp_fused_expand_threshold_backward_0", 1, 5.0, None, None, True)
+    compiled = ModeResult(2, None, None, 15.0, (known, unknown))
+    r = Report("f.py", "step", eager=ModeResult(1, 4_000, 1_000, 12.0, (known,)), compiled=compiled,
+               largest_input_bytes=1_000, notes=("compiled: bytes unknown for cpp_fused_expand_threshold_backward_0",))
+    d = r.to_dict()
+    assert d["schema"] == 2
+    assert d["compiled"]["bytes_read"] is None and d["compiled"]["bytes_written"] is None
+    assert d["compiled"]["kernels"][1]["bytes_read"] is None and d["compiled"]["achieved_gbps"] is None
+    assert Report.from_dict(d) == r
+    assert summary_line(r) == "launches 1 → 2, traffic 5.0 kB → ?"
+    assert [row.traffic for row in kernel_rows(compiled)] == ["5.0 kB", "?"]
+    assert "R ? · W ?" in kernel_detail(unknown)
+    assert saving(r) == ""
+    console = Console(width=120, record=True)
+    console.print(render_report(r))
+    text = console.export_text()
+    assert "traffic ? (some kernels' bytes are unknown" in text and " 0 B " not in text
+
+
+def test_a_kernel_without_ops_says_what_it_does():
+    from kscope.view import kernel_detail
+
+    copy = Kernel("cpp_fused_0", 1, 2.0, 800, 800, True, what="copies x, conv1.weight into channels-last layout")
+    assert Report.from_dict(Report("f.py", "f", compiled=ModeResult(1, 800, 800, 2.0, (copy,))).to_dict()).compiled.kernels == (copy,)
+    assert "ops: copies x, conv1.weight into channels-last layout" in kernel_detail(copy)

@@ -196,7 +196,10 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) ->
             store.put(g.code_hash, g.kernel_bytes())
         elif store.get(g.code_hash) is None:
             missing = True
-    source = "inductor's bytes per scheduler node, tied to kernels by provenance; gathers count the elements gathered"
+    source = (
+        "inductor's bytes per scheduler node, tied to kernels by provenance; "
+        "a gather counts the elements gathered, a library call all the outputs it writes"
+    )
     if not missing:
         hits = sum(1 for g in graphs if g.code and g.nodes is None)
         source += f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else ""

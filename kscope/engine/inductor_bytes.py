@@ -10,9 +10,14 @@ does two things inductor's log does not:
   each scheduler node and walks nodes and kernels in the order inductor generated them, so two
   `mm` calls, or an `mm` whose input came from a ReLU, each land on their own row. (On the CPU
   several scheduler nodes can share one C++ kernel: they add up.)
-- It corrects gathers. For an indirect load (`table[idx]`, an embedding) inside a fused node
-  inductor counts the whole table; kscope counts the elements the loop loads, one per iteration
-  of the node that loads it, repeats included.
+- It corrects two counts. Gathers: for an indirect load (`table[idx]`, an embedding) inside a
+  fused node inductor counts the whole table; kscope counts the elements the loop loads, one per
+  iteration of the node that loads it, repeats included. Unused outputs: a library call writes all
+  its outputs (attention's log-sum-exp, sort's indices) though inductor counts only the ones the
+  graph uses.
+- It says what a kernel that only copies does (a load and a store per element, nothing else):
+  which inputs it copies and into which layout, and why when inductor's graph tells (its layout
+  optimisation for convolutions).
 
 `node_bytes` runs while inductor's graph is current (inside the metrics log record); the rest is
 plain data, kept in kscope's store for FX-graph-cache hits.
@@ -37,10 +42,10 @@ class NodeBytes:
     written: int
     inductor_total: int
     """Inductor's own count for the node (`get_read_write_buffers_sizes`), before any correction."""
-    gathers: list[dict] = field(default_factory=list)
-    """{"buffer", "inductor", "kscope"}: reads kscope counted as gathers, in bytes."""
+    corrections: list[dict] = field(default_factory=list)
+    """{"rule": "gather" | "unused output", "buffer", "inductor", "kscope"}, in bytes."""
     copies: list[str] = field(default_factory=list)
-    """Graph inputs a node without ops copies (a layout change, ...)."""
+    """What a node that only copies reads: graph inputs ("primals_2") or buffers ("buf3")."""
     layout: str | None = None
     """The layout such a copy writes ("channels-last")."""
     why: str | None = None
@@ -70,15 +75,43 @@ def node_bytes(node) -> NodeBytes:
     for name, inductor_count in reads.items():
         gathered = _gathered_bytes(node, name)
         if gathered is not None and gathered != inductor_count:
-            out.gathers.append({"buffer": name, "inductor": inductor_count, "kscope": gathered})
+            out.corrections.append({"rule": "gather", "buffer": name, "inductor": inductor_count, "kscope": gathered})
             out.read += gathered - inductor_count
-    if kind == "kernel" and origins and all(o.op == "placeholder" for o in origins):
-        out.copies = sorted({o.name for o in origins})
+    if kind == "extern" and isinstance(node.node, ir.FallbackKernel):
+        every = sum(_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None)))
+        if every > written:
+            out.corrections.append({"rule": "unused output", "buffer": node.get_name(), "inductor": written, "kscope": every})
+            out.written = every
+    if kind == "kernel" and all(_only_copies(sn) for sn in node.get_nodes()):
+        out.copies = sorted({dep.name for dep in node.read_writes.reads})
         layouts = {_layout(buf.node) for buf in node.get_outputs() if isinstance(buf.node, ir.Buffer)}
         out.layout = layouts.pop() if len(layouts) == 1 else None
         if out.layout == "channels-last" and getattr(V.graph, "layout_opt", False):
             out.why = "inductor's layout optimisation: convolutions run faster channels-last"
     return out
+
+
+def _only_copies(snode) -> bool:
+    body = getattr(snode, "_body", None)
+    counts = getattr(body, "op_counts", None)
+    return bool(counts) and set(counts) <= {"load", "store", "output"}
+
+
+def _flat(outputs):
+    if isinstance(outputs, (list, tuple)):
+        for o in outputs:
+            yield from _flat(o)
+    elif outputs is not None:
+        yield outputs
+
+
+def _buffer_bytes(buf) -> int:
+    from torch._inductor import ir
+    from torch._inductor.utils import get_dtype_size
+
+    if not isinstance(buf, ir.Buffer) or isinstance(buf.get_layout(), (ir.NoneLayout, ir.MultiOutputLayout)):
+        return 0
+    return _hint(buf.get_numel()) * get_dtype_size(buf.get_dtype())
 
 
 def _gathered_bytes(node, name: str) -> int | None:
@@ -133,9 +166,10 @@ def assign_to_kernels(
     handles: list[tuple[str, str, frozenset[str]]], nodes: list[NodeBytes]
 ) -> tuple[dict[str, dict], int]:
     """handles: (handle, kind, post-grad nodes) per kernel in the order inductor generated them.
-    Returns per handle {"read", "written", "gathers", "copies", "layout", "why"}, and the bytes of
+    Returns per handle {"read", "written", "corrections", "copies", "layout", "why", "copy"} ("copy":
+    every node of the kernel only copies), and the bytes of
     nodes that matched no kernel."""
-    out = {h: {"read": 0, "written": 0, "gathers": [], "copies": [], "layout": None, "why": None} for h, _, _ in handles}
+    out = {h: {"read": 0, "written": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True} for h, _, _ in handles}
     stray, cursor = 0, 0
     for node in nodes:
         if node.kind == "nop":
@@ -151,8 +185,9 @@ def assign_to_kernels(
         entry = out[handles[cursor][0]]
         entry["read"] += node.read
         entry["written"] += node.written
-        entry["gathers"] += node.gathers
+        entry["corrections"] += node.corrections
         entry["copies"] += node.copies
+        entry["copy"] = entry["copy"] and bool(node.copies)
         entry["layout"] = entry["layout"] or node.layout
         entry["why"] = entry["why"] or node.why
     return out, stray

@@ -84,7 +84,8 @@ class GraphCapture:
         self.provenance = {h: list((stored or {}).get(stable[h], {}).get("post", ())) for h in self.stack_traces}
 
     def kernel_bytes(self) -> dict[str, dict]:
-        """Stable kernel handle -> {"read", "written", "gathers", "copies", "layout", "why", "post"}, each
+        """Stable kernel handle -> {"read", "written", "corrections", "copies", "layout", "why", "copy",
+        "post"}, each
         scheduler node given to the kernel it was generated into (see inductor_bytes); the
         bytes of nodes no kernel claimed are under "" (normally none)."""
         handles = [(h, profiler_name(h)[1], frozenset(post)) for h, post in self.provenance.items()]

@@ -123,30 +123,32 @@ def compiled_kernels(
         ops = tuple(dict.fromkeys(op for node, op in ops_of.items() if node in wanted))
         lines = user_lines(stack_traces.get(handle, []), user_file)
         rw = (kernel_bytes or {}).get(stable[handle])
+        copy = bool(rw and rw.get("copy") and rw.get("copies"))
         out.append(
             CompiledKernel(
                 handle=handle,
                 name=name,
                 kind=kind,
                 code=capped(sources.get(name), "#" if name.startswith("triton") else "//") if kind == "kernel" else None,
-                ops=ops,
+                ops=() if copy else ops,
                 lines=lines,
                 bytes_read=None if rw is None else rw["read"],
                 bytes_written=None if rw is None else rw["written"],
-                what=None if ops or rw is None else what_it_does(rw, input_names or {}),
+                what=what_it_does(rw, input_names or {}, ops) if copy else None,
             )
         )
     return out
 
 
-def what_it_does(rw: dict, input_names: dict[str, str]) -> str | None:
-    """"copies x, conv1.weight into channels-last layout (inductor's layout optimisation: …)"."""
-    copies = [input_names.get(name, name) for name in rw.get("copies") or ()]
-    if not copies:
-        return None
-    text = f"copies {', '.join(copies)}"
+def what_it_does(rw: dict, input_names: dict[str, str], ops: tuple[str, ...]) -> str:
+    """A kernel that only copies: "copies x, conv1.weight into channels-last layout for
+    aten.convolution (inductor's layout optimisation: ...)"."""
+    names = [input_names.get(n, n if not n.startswith("buf") else f"an intermediate ({n})") for n in rw["copies"]]
+    text = f"copies {', '.join(names)}"
     if rw.get("layout") and rw["layout"] != "contiguous":
         text += f" into {rw['layout']} layout"
+    if ops:
+        text += f" for {', '.join(ops)}"
     return text + (f" ({rw['why']})" if rw.get("why") else "")
 
 
