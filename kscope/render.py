@@ -32,9 +32,12 @@ def short_name(name: str, width: int = 48) -> str:
     while len(text) > width and "::" in text:
         text = text.split("::", 1)[1]
     composite, sep, op = text.rpartition(" › ")
-    if sep and len(text) > width and len(op) + len(sep) + 4 <= width:
+    if sep and len(text) > width:
         # "cross_entropy_loss › nll_loss_forward": the op that ran is the part rows differ by
-        return middle_cut(composite, width - len(op) - len(sep)) + sep + op
+        if composite.strip("_") in op:  # "layer_norm › native_layer_norm" says it twice
+            return middle_cut(op, width)
+        if width - len(op) - len(sep) >= 8:
+            return middle_cut(composite, width - len(op) - len(sep)) + sep + op
     return middle_cut(text, width)
 
 

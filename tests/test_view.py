@@ -57,3 +57,4 @@ def test_long_names_are_cut_in_the_middle_so_rows_stay_apart():
     # a composite op keeps the op that ran whole: that is what the rows differ by
     assert short_name("aten::cross_entropy_loss › nll_loss_forward", 28).endswith(" › nll_loss_forward")
     assert short_name("aten::cross_entropy_loss › _log_softmax", 28).endswith(" › _log_softmax")
+    assert short_name("aten::layer_norm › native_layer_norm", 24) == "native_layer_norm"
