@@ -127,10 +127,13 @@ class KscopeApp(App):
     def _apply_width(self, width: int) -> None:
         narrow = width < NARROW_BELOW
         self.set_class(narrow, "-narrow")
-        traffic = self.query_one(TrafficBars)
+        traffic, launches = self.query_one(TrafficBars), self.query_one(LaunchCounts)
         if traffic.compact != narrow:
-            traffic.compact = narrow
-            traffic.show(self.shown)
+            traffic.compact = launches.compact = narrow
+            if self.shown is not None:
+                self._show(self.shown, partial=self.shown.compiled is None)
+            else:
+                traffic.show(None)
 
     # --- actions -----------------------------------------------------------------------------------
 
@@ -283,8 +286,8 @@ class KscopeApp(App):
         )
 
 
-def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int) -> int:
-    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls))
+def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int, cold: bool = False) -> int:
+    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls, cold))
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.

@@ -31,7 +31,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
     )
-    parser.add_argument("--calls", type=int, default=5, help="calls profiled per mode (figures are per call)")
+    parser.add_argument("--calls", type=int, default=5, help="calls profiled per mode for the kernel rows")
+    parser.add_argument("--cold", action="store_true", help="flush the caches before each timed call")
     return parser.parse_args(argv)
 
 
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_once_cli(path, name, args)
     from kscope.app import run_app  # textual is imported only for the live app
 
-    return run_app(path, name, device=args.device, timeout=args.timeout, calls=args.calls)
+    return run_app(path, name, device=args.device, timeout=args.timeout, calls=args.calls, cold=args.cold)
 
 
 def check_file(path: str) -> str | None:
@@ -67,7 +68,7 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     from kscope.once import run_once
 
     # With --json, stdout carries the JSON alone: the user's prints and logs go to stderr.
-    report = run_once(path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno())
+    report = run_once(path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno(), cold=args.cold)
     code = EXIT_OK if report.ok else EXIT_RUN_FAILED
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2)

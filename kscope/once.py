@@ -9,7 +9,9 @@ from kscope.report import Report, RunError
 from kscope.worker_client import Worker, WorkerDied
 
 
-def run_once(file: str, target: str | None, device: str, timeout: float, calls: int, stdout=None) -> Report:
+def run_once(
+    file: str, target: str | None, device: str, timeout: float, calls: int, stdout=None, cold: bool = False
+) -> Report:
     """Run in a worker whose output goes to `stdout` (kscope's stderr for --json). A run past
     `timeout` seconds (not counting torch's start-up) is stopped and reported."""
     worker = Worker(stdout=stdout, stderr=stdout)
@@ -18,7 +20,7 @@ def run_once(file: str, target: str | None, device: str, timeout: float, calls: 
     partial: Report | None = None
     try:
         worker.wait_ready()
-        worker.send({"file": file, "target": target, "device": device, "calls": calls})
+        worker.send({"file": file, "target": target, "device": device, "calls": calls, "cold": cold})
         deadline = time.monotonic() + timeout
         while True:
             message = worker.read(max(0.0, deadline - time.monotonic()))

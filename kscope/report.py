@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 SCHEMA = 2
-"""2: bytes may be null (unknown), kernels say `what` they do when they run no op."""
+"""2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
+median with its spread, beside the wall time of one call; the speedup carries a verdict."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class Kernel:
     launches: float
     """Launches per call of the target."""
     time_us: float
-    """Measured time per call, all launches together."""
+    """Time per call, all launches together: the kernel's share of the profiled calls, scaled so
+    that the rows add up to the mode's median kernel time."""
     bytes_read: int | None
     """Per call; None when kscope does not know (never shown as 0)."""
     bytes_written: int | None
@@ -75,6 +77,7 @@ class ModeResult:
     """Per call, the sum of the kernels' bytes; None when any kernel's is unknown."""
     bytes_written: int | None
     kernel_time_us: float
+    """Median over timed calls of the sum of one call's kernel durations."""
     kernels: tuple[Kernel, ...] = ()
     memcpy: int = 0
     """Device copies per call (CUDA), counted apart from kernels."""
@@ -87,6 +90,15 @@ class ModeResult:
     recompiles: tuple[Recompile, ...] = ()
     traffic_source: str = ""
     """Where the byte counts come from, in words (eager dispatch, inductor, inductor via kscope cache)."""
+    kernel_time_us_range: tuple[float, float] | None = None
+    """The spread of the kernel time: its 25th and 75th percentiles over the timed calls."""
+    call_time_us: float | None = None
+    """Median wall time of one call without the profiler (Python, guards and wrapper included)."""
+    call_time_us_range: tuple[float, float] | None = None
+    kernel_samples: int = 0
+    """How many calls the kernel time is the median of."""
+    call_samples: int = 0
+    """How many calls the call time is the median of."""
 
     @property
     def bytes_total(self) -> int | None:
@@ -95,6 +107,26 @@ class ModeResult:
     @property
     def achieved_gbps(self) -> float | None:
         return gbps(self.bytes_total, self.kernel_time_us)
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """Compiled against eager, by median kernel time per call."""
+
+    ratio: float
+    """Eager ÷ compiled kernel time: 1.9 is compiled 1.9× faster."""
+    verdict: str
+    """"faster", "slower" or "same within noise": the first two only when the spreads do not overlap."""
+    call_ratio: float | None = None
+    """Eager ÷ compiled wall time of one call."""
+
+    def text(self) -> str:
+        """"1.9× faster", "2.0× slower", "same within noise" (kernel time)."""
+        if self.verdict == "faster":
+            return f"{self.ratio:.1f}× faster"
+        if self.verdict == "slower":
+            return f"{1 / self.ratio:.1f}× slower"
+        return "same within noise"
 
 
 @dataclass(frozen=True)
@@ -128,6 +160,7 @@ class Report:
     peak_gbps: float | None = None
     """The device's memory bandwidth, to judge achieved GB/s against."""
     peak_source: str = ""
+    speedup: Speedup | None = None
     schema: int = SCHEMA
 
     @property
@@ -155,6 +188,14 @@ class Report:
             "wall_s": round(self.wall_s, 3),
             "peak_gbps": _round(self.peak_gbps),
             "peak_source": self.peak_source,
+            "speedup": None
+            if self.speedup is None
+            else {
+                "ratio": round(self.speedup.ratio, 3),
+                "verdict": self.speedup.verdict,
+                "compares": "kernel_time_us (median per call)",
+                "call_ratio": _round(self.speedup.call_ratio),
+            },
             "target_lines": list(self.target_lines) if self.target_lines else None,
             "source": self.source,
         }
@@ -177,6 +218,9 @@ class Report:
             target_lines=tuple(d["target_lines"]) if d.get("target_lines") else None,
             peak_gbps=d.get("peak_gbps"),
             peak_source=d.get("peak_source", ""),
+            speedup=Speedup(d["speedup"]["ratio"], d["speedup"]["verdict"], d["speedup"].get("call_ratio"))
+            if d.get("speedup")
+            else None,
             schema=d.get("schema", SCHEMA),
         )
 
@@ -205,6 +249,10 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
         "bytes_read": m.bytes_read,
         "bytes_written": m.bytes_written,
         "kernel_time_us": round(m.kernel_time_us, 3),
+        "kernel_time_us_range": _pair(m.kernel_time_us_range),
+        "call_time_us": _round(m.call_time_us),
+        "call_time_us_range": _pair(m.call_time_us_range),
+        "repetitions": {"kernel": m.kernel_samples, "call": m.call_samples},
         "achieved_gbps": _round(m.achieved_gbps),
         "memcpy": m.memcpy,
         "memset": m.memset,
@@ -241,6 +289,10 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
+def _pair(x: tuple[float, float] | None) -> list[float] | None:
+    return None if x is None else [round(x[0], 3), round(x[1], 3)]
+
+
 def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
     if d is None:
         return None
@@ -274,6 +326,11 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
         graph_breaks=tuple(GraphBreak(**b) for b in d.get("graph_breaks", ())),
         recompiles=tuple(Recompile(**r) for r in d.get("recompiles", ())),
         traffic_source=d.get("traffic_source", ""),
+        kernel_time_us_range=tuple(d["kernel_time_us_range"]) if d.get("kernel_time_us_range") else None,
+        call_time_us=d.get("call_time_us"),
+        call_time_us_range=tuple(d["call_time_us_range"]) if d.get("call_time_us_range") else None,
+        kernel_samples=(d.get("repetitions") or {}).get("kernel", 0),
+        call_samples=(d.get("repetitions") or {}).get("call", 0),
     )
 
 
@@ -317,6 +374,7 @@ __all__ = [
     "Report",
     "Recompile",
     "RunError",
+    "Speedup",
     "fmt_bytes",
     "fmt_count",
     "gbps",

@@ -79,6 +79,8 @@ class RunSpec:
     device: str = "auto"
     timeout: float = 60.0
     calls: int = 5
+    cold: bool = False
+    """Flush the caches before each timed call."""
 
 
 class LiveSession:
@@ -319,7 +321,9 @@ class LiveSession:
         started = time.monotonic()
         self.emit(SessionEvent("running", run_id, at=started))
         try:
-            worker.send({"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls})
+            worker.send(
+                {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls, "cold": spec.cold}
+            )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))
             self._replace_current(str(e))

@@ -1,6 +1,6 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
-from kscope.report import GraphBreak, Kernel, ModeResult, Report
+from kscope.report import GraphBreak, Kernel, ModeResult, Report, Speedup
 from kscope.session import SessionEvent
 
 F32 = 4
@@ -43,6 +43,11 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
         bytes_read=3 * n,
         bytes_written=2 * n,
         kernel_time_us=412.0,
+        kernel_time_us_range=(405.0, 430.0),
+        call_time_us=440.0,
+        call_time_us_range=(431.0, 452.0),
+        kernel_samples=5,
+        call_samples=120,
         kernels=(
             Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(7,), kind="op"),
             Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(7,), kind="op"),
@@ -54,6 +59,11 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
         bytes_read=2 * n,
         bytes_written=n,
         kernel_time_us=150.0,
+        kernel_time_us_range=(147.0, 156.0),
+        call_time_us=171.0,
+        call_time_us_range=(166.0, 180.0),
+        kernel_samples=5,
+        call_samples=120,
         kernels=(
             Kernel(
                 "cpp_fused_add_relu_0", 1, 150.0, 2 * n, n, True, ("aten.add", "aten.relu"), (7,), CPP_CODE, "kernel"
@@ -67,6 +77,7 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
     return Report(
         file, "add_relu", "cpu", "Test CPU", "2.13.0+cpu", n, eager, compiled, wall_s=1.5,
         source=ARTICLE_SOURCE, target_lines=(6, 7), peak_gbps=97.0, peak_source="a 256 MB copy, measured once per worker",
+        speedup=Speedup(412.0 / 150.0, "faster", 440.0 / 171.0),
     )
 
 

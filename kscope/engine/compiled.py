@@ -6,6 +6,8 @@ import hashlib
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
@@ -16,6 +18,7 @@ from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.profiling import profile_calls, synchronize
 from kscope.engine.provenance import CompiledKernel, compiled_kernels, same_file, user_name
 from kscope.engine.target import Target
+from kscope.engine.timing import kernel_samples, retimed
 from kscope.engine.breaks import plain_break
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
 
@@ -109,7 +112,7 @@ def run_compiled(
     user_file: str,
     store: TrafficStore,
     eager: EagerRun | None = None,
-) -> tuple[ModeResult, tuple[str, ...]]:
+) -> CompiledRun:
     """The compiled ModeResult and notes about it. `eager` gives bytes to launches that ran
     outside any compiled graph (code dynamo left to run eagerly): the same ops, accounted the
     eager way; and the ops the dispatcher ran, so composite ops count the same in both modes."""
@@ -170,7 +173,15 @@ def run_compiled(
         recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
     )
-    return result, tuple(notes)
+    return CompiledRun(retimed(result, kernel_samples(timed, calls)), tuple(notes), call)
+
+
+@dataclass(frozen=True)
+class CompiledRun:
+    result: ModeResult
+    notes: tuple[str, ...]
+    call: Callable[[], object]
+    """One call of the compiled function (for the timing rounds)."""
 
 
 def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:

@@ -11,6 +11,7 @@ from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.kernels import summarize
 from kscope.engine.profiling import is_nonwork, profile_calls, record_events, synchronize
 from kscope.engine.target import Target
+from kscope.engine.timing import kernel_samples, retimed
 from kscope.engine.traffic import TrafficMode
 from kscope.report import Kernel, ModeResult
 
@@ -62,7 +63,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
     }
     owners = {launch.owner for launch in accounting.launches}
     stray = sum(op.read + op.written for owner, ops in by_owner.items() if owner not in owners for op in ops)
-    result = ModeResult(
+    result = retimed(ModeResult(
         launches=len(timed.launches) / calls,
         bytes_read=total(k.bytes_read for k in kernels),
         bytes_written=total(k.bytes_written for k in kernels),
@@ -72,7 +73,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
         memset=round(timed.memset / calls),
         calls=calls,
         traffic_source=TRAFFIC_RULE,
-    )
+    ), kernel_samples(timed, calls))
     notes = (f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted",) if stray else ()
     return EagerRun(result, per_launch, dispatched, notes)
 

@@ -46,6 +46,8 @@ _CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?(cpp_\w+)$")
 _REGION = re.compile(r"^Torch-Compiled Region: (\d+/\d+)")
 _CALL_KEY = re.compile(r"^## Call CompiledFxGraph (\S+) ##")
 MARKER_PREFIX = "kscope::op#"
+CALL_PREFIX = "kscope::call#"
+"""record_function around each profiled call ("kscope::call#3"): launches say which call they were in."""
 
 
 @dataclass
@@ -63,6 +65,8 @@ class Launch:
     """The FX-graph-cache key of the compiled graph it ran in ("## Call CompiledFxGraph KEY ##")."""
     composite: str | None = None
     """The composite op the user called that decomposed into this launch ("aten::cross_entropy_loss")."""
+    segment: str | None = None
+    """The profiled call it ran in: what follows CALL_PREFIX in the enclosing marker ("3")."""
 
 
 @dataclass
@@ -148,6 +152,7 @@ def summarize(
                         owner_name=op.name if op else None,
                         call=_call_key(launcher) if launcher else None,
                         composite=top.name if top is not None and op is not None and top is not op else None,
+                        segment=_segment(launcher) if launcher else None,
                     )
                 )
         summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
@@ -157,7 +162,10 @@ def summarize(
         m = _CPP_KERNEL.match(n.name)
         if m and n.ev.get("cat") == "cpu_op":
             summary.launches.append(
-                Launch(m.group(1), float(n.ev.get("dur", 0.0)), "kernel", _region(n), n.idx, n.name, _call_key(n))
+                Launch(
+                    m.group(1), float(n.ev.get("dur", 0.0)), "kernel", _region(n), n.idx, n.name, _call_key(n),
+                    segment=_segment(n),
+                )
             )
         elif rules.is_launch(n):
             top = _top_aten(n)
@@ -171,6 +179,7 @@ def summarize(
                     n.name,
                     _call_key(n),
                     top.name if top is not n else None,
+                    _segment(n),
                 )
             )
     return summary
@@ -262,6 +271,13 @@ def _call_key(n: _Node) -> str | None:
         m = _CALL_KEY.match(a.name)
         if m:
             return m.group(1)
+    return None
+
+
+def _segment(n: _Node) -> str | None:
+    for a in (n, *n.ancestors()):
+        if a.name.startswith(CALL_PREFIX):
+            return a.name[len(CALL_PREFIX):]
     return None
 
 

@@ -8,9 +8,9 @@ import tempfile
 from collections.abc import Callable, Collection
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, record_function
 
-from kscope.engine.kernels import NONWORK_OPS, TraceSummary, load_trace, summarize
+from kscope.engine.kernels import CALL_PREFIX, NONWORK_OPS, TraceSummary, load_trace, summarize
 
 
 def synchronize(device: torch.device) -> None:
@@ -26,14 +26,27 @@ def profile_calls(
 
 
 def record_events(fn: Callable[[], object], device: torch.device, calls: int) -> list[dict]:
-    """The chrome-trace events of `calls` calls of fn under torch.profiler."""
+    """The chrome-trace events of `calls` calls of fn under torch.profiler, each call marked
+    ("kscope::call#0", ...) so that its launches can be told from the others'."""
+    return record_labelled([(str(i), fn) for i in range(calls)], device)
+
+
+def record_labelled(
+    calls: list[tuple[str, Callable[[], object]]], device: torch.device, between: Callable[[], object] | None = None
+) -> list[dict]:
+    """Profile each (label, fn) in turn inside a "kscope::call#label" marker, synchronizing after
+    each on CUDA; `between` runs before each call, outside its marker (a cache flush)."""
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
     with profile(activities=activities) as prof:
-        for _ in range(calls):
-            fn()
-            synchronize(device)
+        for label, fn in calls:
+            if between is not None:
+                between()
+                synchronize(device)
+            with record_function(CALL_PREFIX + label):
+                fn()
+                synchronize(device)
     fd, path = tempfile.mkstemp(prefix="kscope-", suffix=".json")
     os.close(fd)
     try:

@@ -17,6 +17,7 @@ from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor_capture import TrafficStore, configure_inductor
 from kscope.engine.target import InputsFailed, TargetError, prepare
+from kscope.engine.timing import retimed, speedup, time_both
 from kscope.report import Report, RunError
 
 DEFAULT_CALLS = 5
@@ -29,6 +30,8 @@ class RunRequest:
     device: str = "auto"
     calls: int = DEFAULT_CALLS
     n: int | None = None
+    cold: bool = False
+    """Flush the caches between timed calls (--cold)."""
 
 
 _store: TrafficStore | None = None
@@ -96,12 +99,19 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
     if on_eager is not None:
         on_eager(replace(report, wall_s=time.perf_counter() - start))
     try:
-        compiled, notes = run_compiled(target, device, request.calls, path, _store, eager)
+        compiled = run_compiled(target, device, request.calls, path, _store, eager)
+        report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
+        # Both halves ran: time them against each other, in turn.
+        e_kernel, c_kernel, e_call, c_call = time_both(
+            lambda: target.fn(*target.args), compiled.call, device, eager.dispatched, request.cold
+        )
     except CompileFailed as e:
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
         return _done(report, start, user_error("compiled", e, path))
-    return _done(replace(report, compiled=compiled, notes=report.notes + notes), start)
+    e_mode, c_mode = retimed(report.eager, e_kernel, e_call), retimed(report.compiled, c_kernel, c_call)
+    report = replace(report, eager=e_mode, compiled=c_mode, speedup=speedup(e_mode, c_mode, e_kernel, c_kernel))
+    return _done(report, start)
 
 
 def _done(report: Report, start: float, error: RunError | None = None) -> Report:

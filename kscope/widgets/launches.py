@@ -7,7 +7,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
 from kscope.report import Report, fmt_count, summary_line
-from kscope.view import change_line
+from kscope.view import call_text, change_line, verdict_text
 
 
 class LaunchCounts(Vertical):
@@ -17,11 +17,17 @@ class LaunchCounts(Vertical):
     LaunchCounts Digits { width: auto; }
     LaunchCounts .arrow { padding: 1 2; }
     LaunchCounts .mode { width: auto; padding: 1 1 0 0; color: $text-muted; }
+    LaunchCounts #verdict { width: 1fr; padding: 0 0 0 3; height: 3; content-align: left middle; }
+    LaunchCounts #verdict.-faster { color: $success; text-style: bold; }
+    LaunchCounts #verdict.-slower { color: $error; text-style: bold; }
     LaunchCounts Label.change { color: $warning; }
     LaunchCounts #summary { text-style: bold; }
     LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts Label.change { width: 1fr; height: 1; }
     LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
     """
+
+    compact = False
+    """Narrow screens: no digits, so the verdict and the call time go on the graphs line."""
 
     def compose(self) -> ComposeResult:
         self.border_title = "launches / call"
@@ -31,6 +37,7 @@ class LaunchCounts(Vertical):
             yield Label("→", classes="arrow")
             yield Label("compiled", classes="mode")
             yield Digits("-", id="compiled-launches")
+            yield Label("", id="verdict")
         yield Label("", id="summary")
         yield Label("", id="graphs")
         yield Label("", id="launch-change", classes="change")
@@ -49,15 +56,21 @@ class LaunchCounts(Vertical):
         graphs = self.query_one("#graphs", Label)
         breaks = c.graph_breaks if c else ()
         graphs.set_class(bool(breaks), "-breaks")
+        verdict, call = (verdict_text(report), call_text(report)) if report else ("", "")
         if c and c.graphs is not None:
             where = ", ".join(f"line {b.line}" for b in breaks if b.line)
-            graphs.update(
-                f"{c.graphs} graph{'s' if c.graphs != 1 else ''}"
-                + (f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else ""),
-                layout=False,
+            text = f"{c.graphs} graph{'s' if c.graphs != 1 else ''}" + (
+                f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else ""
             )
+            if self.compact:
+                text = " · ".join(x for x in (text, verdict, call) if x)
+            graphs.update(text, layout=False)
         else:
             graphs.update("", layout=False)
+        shown = self.query_one("#verdict", Label)
+        shown.set_class(report is not None and report.speedup is not None and report.speedup.verdict == "faster", "-faster")
+        shown.set_class(report is not None and report.speedup is not None and report.speedup.verdict == "slower", "-slower")
+        shown.update(f"{verdict}\n{call}" if verdict else "", layout=False)
         # What changed since the last save (Δ), one line per mode, the compiled one first.
         for label_id, name, now, then in (
             ("#launch-change", "compiled", c, previous.compiled if previous else None),

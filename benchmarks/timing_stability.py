@@ -1,0 +1,76 @@
+"""Does the verdict agree with itself? Each sample run N times in one warm worker (as the live app
+runs it), the verdict and the ratios printed per sample, as a Markdown table for the README.
+
+    python benchmarks/timing_stability.py [--runs 10] [--device cpu] [--samples add_relu,chain]
+
+A sample "flips" when one run says compiled is faster and another slower: the goal is no flip on
+any sample, and the same verdict in every run wherever the difference is beyond the noise. Runs
+are sequential in one process; the machine's other load is not under the script's control, so
+the table says when and where it was measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--samples", default="", help="comma-separated sample names (default: all)")
+    args = parser.parse_args()
+
+    import torch
+
+    from kscope.engine.inductor_capture import configure_inductor
+    from kscope.engine.run import RunRequest, run
+
+    configure_inductor()
+    wanted = {s for s in args.samples.split(",") if s}
+    samples = [p for p in sorted((REPO / "samples").glob("*.py")) if not wanted or p.stem in wanted]
+    run(RunRequest(str(samples[0]), device=args.device, calls=2))  # warm the process, as the app's worker is
+    print(f"# timing stability, {datetime.date.today()}, torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"{torch.get_num_threads()} threads, {args.runs} runs per sample\n")
+    print("| sample | verdicts (kernel time) | flips | ratio eager÷compiled: min / median / max | "
+          "kernel time eager → compiled (median of runs) | call ratio: median | timed calls per run | s per run |")
+    print("|---|---|---|---|---|---|---|---|")
+    flipped = 0
+    for path in samples:
+        verdicts, ratios, call_ratios, e_times, c_times, samples_per_run, took = Counter(), [], [], [], [], [], []
+        for _ in range(args.runs):
+            start = time.perf_counter()
+            r = run(RunRequest(str(path), device=args.device))
+            took.append(time.perf_counter() - start)
+            if r.errors or r.speedup is None:
+                verdicts["error"] += 1
+                continue
+            verdicts[r.speedup.verdict] += 1
+            ratios.append(r.speedup.ratio)
+            call_ratios.append(r.speedup.call_ratio or float("nan"))
+            e_times.append(r.eager.kernel_time_us)
+            c_times.append(r.compiled.kernel_time_us)
+            samples_per_run.append(r.compiled.kernel_samples)
+        flip = verdicts["faster"] > 0 and verdicts["slower"] > 0
+        flipped += flip
+        shown = ", ".join(f"{v} {n}/{args.runs}" for v, n in verdicts.most_common())
+        print(
+            f"| {path.stem} | {shown} | {'**yes**' if flip else 'no'} | "
+            f"{min(ratios):.2f} / {statistics.median(ratios):.2f} / {max(ratios):.2f} | "
+            f"{statistics.median(e_times):.0f} µs → {statistics.median(c_times):.0f} µs | "
+            f"{statistics.median(call_ratios):.2f} | {min(samples_per_run)}–{max(samples_per_run)} | "
+            f"{statistics.median(took):.1f} |"
+        )
+    print(f"\nsamples that flipped between faster and slower: {flipped}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Times you can trust: eager and compiled timed in turn, median and spread, and a verdict.
+
+Two times per mode, as benchmark harnesses take them (warm up, repeat, take the median):
+- kernel time: the device work of one call, the sum of its kernels' durations as the profiler
+  measures them (CPU: the op and kernel events; CUDA: the device's kernel events);
+- call time: the wall time of one call without the profiler, Python, dynamo's guards and the
+  compiled wrapper included (CUDA: synchronized after the call).
+
+Eager and compiled calls alternate, round by round (in the order AB, BA, AB, ...), so that a
+change in the machine's load hits both alike. The spread is the interquartile range (the 25th to
+the 75th percentile). The verdict compares kernel times: "faster" or "slower" only when the two
+spreads do not overlap, else "same within noise". It is bounded: at least MIN_ROUNDS rounds; then
+more, doubling, only while the verdict is undecided, until MAX_ROUNDS rounds or BUDGET_S seconds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+
+from kscope.engine.kernels import TraceSummary, summarize
+from kscope.engine.profiling import is_nonwork, record_labelled, synchronize
+from kscope.report import ModeResult, Speedup
+
+MIN_ROUNDS = 5
+MAX_ROUNDS = 160
+BUDGET_S = 1.0
+"""Seconds of kernel-time rounds after MIN_ROUNDS, spent only while the verdict is undecided."""
+CALL_MIN_S, CALL_MAX_ROUNDS = 0.05, 1000
+"""Call-time rounds: until both modes have run this long, at most this many rounds."""
+FLUSH_BYTES = 256 << 20
+"""--cold: a buffer larger than any L2 / last-level cache, written between timed calls."""
+
+
+@dataclass(frozen=True)
+class Samples:
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """The 25th and 75th percentiles."""
+        if len(self.values) < 2:
+            return (self.values[0], self.values[0])
+        q = statistics.quantiles(self.values, n=4, method="inclusive")
+        return (q[0], q[2])
+
+
+def verdict(eager: Samples, compiled: Samples) -> str:
+    """Compiled against eager: "faster", "slower" or "same within noise"."""
+    e_low, e_high = eager.spread
+    c_low, c_high = compiled.spread
+    if c_high < e_low:
+        return "faster"
+    if c_low > e_high:
+        return "slower"
+    return "same within noise"
+
+
+def per_call_kernel_us(summary: TraceSummary) -> dict[str, float]:
+    """Marker label of each profiled call -> the sum of its launches' durations."""
+    out: dict[str, float] = defaultdict(float)
+    for launch in summary.launches:
+        if launch.segment is not None:
+            out[launch.segment] += launch.dur_us
+    return out
+
+
+def kernel_samples(summary: TraceSummary, calls: int) -> Samples:
+    """Per-call kernel times of a profile_calls() summary (calls labelled "0", "1", ...)."""
+    per_call = per_call_kernel_us(summary)
+    return Samples(tuple(per_call.get(str(i), 0.0) for i in range(calls)))
+
+
+def retimed(mode: ModeResult, kernel: Samples, call: Samples | None = None) -> ModeResult:
+    """The mode with its kernel time the median of `kernel` (and its spread), its rows scaled to
+    add up to it (each keeps its share of the profiled calls), and the call time if measured."""
+    profiled = sum(k.time_us for k in mode.kernels)
+    scale = kernel.median / profiled if profiled > 0 else 0.0
+    return replace(
+        mode,
+        kernels=tuple(replace(k, time_us=k.time_us * scale) for k in mode.kernels),
+        kernel_time_us=kernel.median,
+        kernel_time_us_range=kernel.spread,
+        kernel_samples=len(kernel.values),
+        call_time_us=call.median if call else mode.call_time_us,
+        call_time_us_range=call.spread if call else mode.call_time_us_range,
+        call_samples=len(call.values) if call else mode.call_samples,
+    )
+
+
+def speedup(eager: ModeResult, compiled: ModeResult, e_kernel: Samples, c_kernel: Samples) -> Speedup | None:
+    if compiled.kernel_time_us <= 0:
+        return None
+    call_ratio = None
+    if eager.call_time_us and compiled.call_time_us:
+        call_ratio = eager.call_time_us / compiled.call_time_us
+    return Speedup(eager.kernel_time_us / compiled.kernel_time_us, verdict(e_kernel, c_kernel), call_ratio)
+
+
+def time_both(
+    eager: Callable[[], object],
+    compiled: Callable[[], object],
+    device: torch.device,
+    dispatched=None,
+    cold: bool = False,
+) -> tuple[Samples, Samples, Samples, Samples]:
+    """(eager kernel, compiled kernel, eager call, compiled call) times in µs per call."""
+    flush = _flusher(device) if cold else None
+    e_kernel, c_kernel = [], []
+    started, rounds = time.perf_counter(), MIN_ROUNDS
+    while True:
+        base = len(e_kernel)
+        plan = []
+        for i in range(base, base + rounds):
+            pair = [(f"e{i}", eager), (f"c{i}", compiled)]
+            plan += pair if i % 2 == 0 else pair[::-1]
+        summary = summarize(record_labelled(plan, device, flush), is_nonwork, dispatched)
+        per_call = per_call_kernel_us(summary)
+        e_kernel += [per_call.get(f"e{i}", 0.0) for i in range(base, base + rounds)]
+        c_kernel += [per_call.get(f"c{i}", 0.0) for i in range(base, base + rounds)]
+        decided = verdict(Samples(tuple(e_kernel)), Samples(tuple(c_kernel))) != "same within noise"
+        spent = time.perf_counter() - started
+        if decided or len(e_kernel) >= MAX_ROUNDS or spent >= BUDGET_S:
+            break
+        rounds = min(len(e_kernel), MAX_ROUNDS - len(e_kernel))
+    e_call, c_call = _call_times(eager, compiled, device, flush)
+    return Samples(tuple(e_kernel)), Samples(tuple(c_kernel)), e_call, c_call
+
+
+def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
+    times: dict[str, list[float]] = {"e": [], "c": []}
+    total = {"e": 0.0, "c": 0.0}
+    for i in range(CALL_MAX_ROUNDS):
+        order = (("e", eager), ("c", compiled)) if i % 2 == 0 else (("c", compiled), ("e", eager))
+        for key, fn in order:
+            if flush is not None:
+                flush()
+                synchronize(device)
+            start = time.perf_counter()
+            fn()
+            synchronize(device)
+            took = time.perf_counter() - start
+            times[key].append(took * 1e6)
+            total[key] += took
+        if i + 1 >= MIN_ROUNDS and min(total.values()) >= CALL_MIN_S:
+            break
+    return Samples(tuple(times["e"])), Samples(tuple(times["c"]))
+
+
+def _flusher(device: torch.device) -> Callable[[], None]:
+    buffer = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=device)
+
+    def flush() -> None:
+        buffer.zero_()
+
+    return flush

@@ -1,0 +1,75 @@
+"""Times: median and spread, kernel time and call time, a verdict only outside the noise.
+
+The rules are checked on fixed samples; the engine is checked on real torch for what must hold
+whatever the machine's load (a verdict on this shared 2-core machine is measured by
+benchmarks/timing_stability.py, not asserted here).
+"""
+
+from conftest import write_target
+from kscope.engine.run import RunRequest, run
+from kscope.engine.timing import MIN_ROUNDS, Samples, retimed, verdict
+from kscope.report import Kernel, ModeResult, Report
+
+
+def test_spread_is_the_middle_half_and_the_median_its_centre():
+    s = Samples((10.0, 1.0, 3.0, 2.0, 4.0))
+    assert s.median == 3.0
+    assert s.spread == (2.0, 4.0)
+    assert Samples((5.0,)).spread == (5.0, 5.0)
+
+
+def test_faster_or_slower_only_when_the_spreads_do_not_overlap():
+    eager = Samples((100.0, 104.0, 98.0, 102.0, 101.0))
+    assert verdict(eager, Samples((50.0, 52.0, 51.0, 49.0, 50.0))) == "faster"
+    assert verdict(eager, Samples((200.0, 210.0, 190.0, 205.0, 199.0))) == "slower"
+    # medians 101 vs 100: the middle halves (100-102, 99-101) overlap, whatever the ratio says
+    assert verdict(eager, Samples((99.0, 101.0, 97.0, 103.0, 100.0))) == "same within noise"
+    # one wild outlier moves neither the median nor the middle half
+    assert verdict(Samples((100.0, 101.0, 99.0, 100.0, 5000.0)), Samples((50.0, 51.0, 49.0, 50.0, 52.0))) == "faster"
+
+
+def test_rows_are_scaled_to_add_up_to_the_median():
+    mode = ModeResult(2, 10, 10, 300.0, (Kernel("aten::add", 1, 200.0, 8, 4), Kernel("aten::relu", 1, 100.0, 4, 4)))
+    timed = retimed(mode, Samples((90.0, 150.0, 120.0)), Samples((170.0, 180.0, 160.0)))
+    assert timed.kernel_time_us == 120.0 and timed.kernel_time_us_range == (105.0, 135.0)
+    assert [k.time_us for k in timed.kernels] == [80.0, 40.0]  # 2:1, as profiled
+    assert (timed.call_time_us, timed.kernel_samples, timed.call_samples) == (170.0, 3, 3)
+    d = Report("f.py", "f", eager=timed).to_dict()["eager"]
+    assert d["kernel_time_us_range"] == [105.0, 135.0] and d["call_time_us"] == 170.0
+    assert d["repetitions"] == {"kernel": 3, "call": 3}
+
+
+def test_a_run_times_both_modes_in_turn_and_says_how(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def chain(x):
+            return ((x * 2 + 1).relu() - 3).abs()
+
+        def inputs(device):
+            return (torch.randn(200_000, device=device),)
+        """,
+    )
+    r = run(RunRequest(str(path), device="cpu", calls=2))
+    assert not r.errors, r.errors
+    for mode in (r.eager, r.compiled):
+        low, high = mode.kernel_time_us_range
+        assert 0 < low <= mode.kernel_time_us <= high
+        assert mode.kernel_samples >= MIN_ROUNDS and mode.call_samples >= MIN_ROUNDS
+        assert mode.call_time_us > 0 and mode.call_time_us_range[0] <= mode.call_time_us <= mode.call_time_us_range[1]
+        assert abs(sum(k.time_us for k in mode.kernels) - mode.kernel_time_us) < 1e-6 * mode.kernel_time_us
+    # both modes are timed in the same rounds: the same number of samples
+    assert r.eager.kernel_samples == r.compiled.kernel_samples
+    s = r.speedup
+    assert s.ratio == r.eager.kernel_time_us / r.compiled.kernel_time_us
+    assert s.verdict in ("faster", "slower", "same within noise")
+    assert s.call_ratio == r.eager.call_time_us / r.compiled.call_time_us
+    d = r.to_dict()["speedup"]
+    assert d["verdict"] == s.verdict and d["compares"].startswith("kernel_time_us")
+    again = Report.from_dict(r.to_dict()).to_dict()
+    for mode in ("eager", "compiled"):
+        for key in ("kernel_time_us", "kernel_time_us_range", "call_time_us", "call_time_us_range", "repetitions"):
+            assert again[mode][key] == r.to_dict()[mode][key]
+    assert again["speedup"] == d
