@@ -143,7 +143,13 @@ def timing_line(report: Report) -> Text:
     if not e or not c or s is None:
         return text
     style = {"faster": "bold green", "slower": "bold red"}.get(s.verdict, "bold")
-    text.append(f"compiled {s.text()}" if s.verdict != "same within noise" else "compiled and eager: same within noise", style=style)
+    if s.verdict in ("faster", "slower"):
+        text.append(f"compiled {s.text()}", style=style)
+    elif s.verdict == "busy":
+        share = f"{s.cpu_waiting:.0%}" if s.cpu_waiting is not None else "much"
+        text.append(f"can't tell: the CPU was busy ({share} of the time a task waited for it)", style="bold yellow")
+    else:
+        text.append("compiled and eager: same within noise", style=style)
     text.append(f": kernel time {fmt_us(e.kernel_time_us)} → {fmt_us(c.kernel_time_us)}")
     if e.kernel_time_us_range and c.kernel_time_us_range:
         spread = ", ".join(f"{fmt_us(lo)}–{fmt_us(hi)}" for lo, hi in (e.kernel_time_us_range, c.kernel_time_us_range))

@@ -111,14 +111,20 @@ class ModeResult:
 
 @dataclass(frozen=True)
 class Speedup:
-    """Compiled against eager, by median kernel time per call."""
+    """Compiled against eager, by kernel time, from calls timed in pairs (eager, compiled)."""
 
     ratio: float
-    """Eager ÷ compiled kernel time: 1.9 is compiled 1.9× faster."""
+    """Median over the pairs of eager ÷ compiled kernel time: 1.9 is compiled 1.9× faster."""
     verdict: str
-    """"faster", "slower" or "same within noise": the first two only when the spreads do not overlap."""
+    """"faster", "slower" or "same within noise": the first two only when the middle half of the
+    pairs' ratios lies wholly above (or below) 1; "busy" when other work competed for the CPU."""
     call_ratio: float | None = None
-    """Eager ÷ compiled wall time of one call."""
+    """Median over the pairs of eager ÷ compiled wall time of one call."""
+    ratio_range: tuple[float, float] | None = None
+    """The middle half (25th and 75th percentiles) of the pairs' kernel-time ratios."""
+    cpu_waiting: float | None = None
+    """Share of the timing in which some task on the machine waited for a CPU (Linux PSI); None
+    where unknown. Past BUSY, other work competed with the timed calls."""
 
     def text(self) -> str:
         """"1.9× faster", "2.0× slower", "same within noise" (kernel time)."""
@@ -126,6 +132,8 @@ class Speedup:
             return f"{self.ratio:.1f}× faster"
         if self.verdict == "slower":
             return f"{1 / self.ratio:.1f}× slower"
+        if self.verdict == "busy":
+            return "can't tell: CPU busy"
         return "same within noise"
 
 
@@ -192,9 +200,11 @@ class Report:
             if self.speedup is None
             else {
                 "ratio": round(self.speedup.ratio, 3),
+                "ratio_range": _pair(self.speedup.ratio_range),
                 "verdict": self.speedup.verdict,
-                "compares": "kernel_time_us (median per call)",
+                "compares": "kernel time, eager and compiled calls timed in pairs: median of eager ÷ compiled",
                 "call_ratio": _round(self.speedup.call_ratio),
+                "cpu_waiting": _round(self.speedup.cpu_waiting),
             },
             "target_lines": list(self.target_lines) if self.target_lines else None,
             "source": self.source,
@@ -218,9 +228,7 @@ class Report:
             target_lines=tuple(d["target_lines"]) if d.get("target_lines") else None,
             peak_gbps=d.get("peak_gbps"),
             peak_source=d.get("peak_source", ""),
-            speedup=Speedup(d["speedup"]["ratio"], d["speedup"]["verdict"], d["speedup"].get("call_ratio"))
-            if d.get("speedup")
-            else None,
+            speedup=_speedup_from_dict(d.get("speedup")),
             schema=d.get("schema", SCHEMA),
         )
 
@@ -287,6 +295,15 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
 
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
+
+
+def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
+    if not d:
+        return None
+    low_high = d.get("ratio_range")
+    return Speedup(
+        d["ratio"], d["verdict"], d.get("call_ratio"), tuple(low_high) if low_high else None, d.get("cpu_waiting")
+    )
 
 
 def _pair(x: tuple[float, float] | None) -> list[float] | None:

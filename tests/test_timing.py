@@ -7,7 +7,7 @@ benchmarks/timing_stability.py, not asserted here).
 
 from conftest import write_target
 from kscope.engine.run import RunRequest, run
-from kscope.engine.timing import MIN_ROUNDS, Samples, retimed, verdict
+from kscope.engine.timing import BUSY, MIN_ROUNDS, Samples, Timed, retimed, speedup, verdict
 from kscope.report import Kernel, ModeResult, Report
 
 
@@ -18,14 +18,33 @@ def test_spread_is_the_middle_half_and_the_median_its_centre():
     assert Samples((5.0,)).spread == (5.0, 5.0)
 
 
-def test_faster_or_slower_only_when_the_spreads_do_not_overlap():
+def test_faster_or_slower_only_when_the_middle_half_of_the_paired_ratios_is_past_1():
     eager = Samples((100.0, 104.0, 98.0, 102.0, 101.0))
     assert verdict(eager, Samples((50.0, 52.0, 51.0, 49.0, 50.0))) == "faster"
     assert verdict(eager, Samples((200.0, 210.0, 190.0, 205.0, 199.0))) == "slower"
-    # medians 101 vs 100: the middle halves (100-102, 99-101) overlap, whatever the ratio says
-    assert verdict(eager, Samples((99.0, 101.0, 97.0, 103.0, 100.0))) == "same within noise"
+    # round by round 0.97, 1.03, 0.99, 1.02, 0.99: the middle half (0.99-1.02) holds 1
+    assert verdict(eager, Samples((103.0, 101.0, 99.0, 100.0, 102.0))) == "same within noise"
     # one wild outlier moves neither the median nor the middle half
     assert verdict(Samples((100.0, 101.0, 99.0, 100.0, 5000.0)), Samples((50.0, 51.0, 49.0, 50.0, 52.0))) == "faster"
+
+
+def test_load_that_changes_between_rounds_hits_both_calls_of_a_round():
+    # the machine slows down 16x over the run; compiled is 10% faster in every round
+    eager = Samples((100.0, 200.0, 400.0, 800.0, 1600.0))
+    compiled = Samples(tuple(x / 1.1 for x in eager.values))
+    low, high = compiled.spread
+    assert eager.spread[0] < high  # the two modes' spreads overlap...
+    assert verdict(eager, compiled) == "faster"  # ...but each pair says the same
+
+
+def test_no_faster_or_slower_is_claimed_while_other_work_competed_for_the_cpu():
+    e, c = Samples((100.0, 101.0, 99.0)), Samples((50.0, 51.0, 49.0))
+    quiet = speedup(Timed(e, c, e, c, waiting=0.01))
+    busy = speedup(Timed(e, c, e, c, waiting=0.6))
+    unknown = speedup(Timed(e, c, e, c, waiting=None))  # no pressure information: the rule alone
+    assert (quiet.verdict, unknown.verdict, busy.verdict) == ("faster", "faster", "busy")
+    assert busy.ratio == quiet.ratio == 2.0 and busy.text() == "can't tell: CPU busy"
+    assert quiet.text() == "2.0× faster"
 
 
 def test_rows_are_scaled_to_add_up_to_the_median():
@@ -63,11 +82,12 @@ def test_a_run_times_both_modes_in_turn_and_says_how(tmp_path):
     # both modes are timed in the same rounds: the same number of samples
     assert r.eager.kernel_samples == r.compiled.kernel_samples
     s = r.speedup
-    assert s.ratio == r.eager.kernel_time_us / r.compiled.kernel_time_us
-    assert s.verdict in ("faster", "slower", "same within noise")
-    assert s.call_ratio == r.eager.call_time_us / r.compiled.call_time_us
+    low, high = s.ratio_range
+    assert low <= s.ratio <= high and s.call_ratio > 0
+    rule = "faster" if low > 1 else "slower" if high < 1 else "same within noise"
+    assert s.verdict == ("busy" if s.cpu_waiting is not None and s.cpu_waiting > BUSY else rule)
     d = r.to_dict()["speedup"]
-    assert d["verdict"] == s.verdict and d["compares"].startswith("kernel_time_us")
+    assert d["verdict"] == s.verdict and d["compares"].startswith("kernel time")
     again = Report.from_dict(r.to_dict()).to_dict()
     for mode in ("eager", "compiled"):
         for key in ("kernel_time_us", "kernel_time_us_range", "call_time_us", "call_time_us_range", "repetitions"):

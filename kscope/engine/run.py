@@ -102,15 +102,14 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
         compiled = run_compiled(target, device, request.calls, path, _store, eager)
         report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
         # Both halves ran: time them against each other, in turn.
-        e_kernel, c_kernel, e_call, c_call = time_both(
-            lambda: target.fn(*target.args), compiled.call, device, eager.dispatched, request.cold
-        )
+        timed = time_both(lambda: target.fn(*target.args), compiled.call, device, eager.dispatched, request.cold)
     except CompileFailed as e:
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
         return _done(report, start, user_error("compiled", e, path))
-    e_mode, c_mode = retimed(report.eager, e_kernel, e_call), retimed(report.compiled, c_kernel, c_call)
-    report = replace(report, eager=e_mode, compiled=c_mode, speedup=speedup(e_mode, c_mode, e_kernel, c_kernel))
+    e_mode = retimed(report.eager, timed.eager_kernel, timed.eager_call)
+    c_mode = retimed(report.compiled, timed.compiled_kernel, timed.compiled_call)
+    report = replace(report, eager=e_mode, compiled=c_mode, speedup=speedup(timed))
     return _done(report, start)
 
 

@@ -20,6 +20,7 @@ class LaunchCounts(Vertical):
     LaunchCounts #verdict { width: 1fr; padding: 0 0 0 3; height: 3; content-align: left middle; }
     LaunchCounts #verdict.-faster { color: $success; text-style: bold; }
     LaunchCounts #verdict.-slower { color: $error; text-style: bold; }
+    LaunchCounts #verdict.-busy { color: $warning; }
     LaunchCounts Label.change { color: $warning; }
     LaunchCounts #summary { text-style: bold; }
     LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts Label.change { width: 1fr; height: 1; }
@@ -68,8 +69,9 @@ class LaunchCounts(Vertical):
         else:
             graphs.update("", layout=False)
         shown = self.query_one("#verdict", Label)
-        shown.set_class(report is not None and report.speedup is not None and report.speedup.verdict == "faster", "-faster")
-        shown.set_class(report is not None and report.speedup is not None and report.speedup.verdict == "slower", "-slower")
+        said = report.speedup.verdict if report is not None and report.speedup is not None else ""
+        for kind in ("faster", "slower", "busy"):
+            shown.set_class(said == kind, f"-{kind}")
         shown.update(f"{verdict}\n{call}" if verdict else "", layout=False)
         # What changed since the last save (Δ), one line per mode, the compiled one first.
         for label_id, name, now, then in (
