@@ -48,6 +48,7 @@ _CALL_KEY = re.compile(r"^## Call CompiledFxGraph (\S+) ##")
 MARKER_PREFIX = "kscope::op#"
 CALL_PREFIX = "kscope::call#"
 """record_function around each profiled call ("kscope::call#3"): launches say which call they were in."""
+_SEGMENT = re.compile(re.escape(CALL_PREFIX) + r"(.*)$")
 
 
 @dataclass
@@ -266,24 +267,22 @@ def _top_aten(n: _Node) -> _Node | None:
     return top
 
 
-def _call_key(n: _Node) -> str | None:
+def _nearest(n: _Node, pattern: re.Pattern) -> str | None:
+    """Group 1 of `pattern` in the name of n or of its nearest ancestor that matches."""
     for a in (n, *n.ancestors()):
-        m = _CALL_KEY.match(a.name)
+        m = pattern.match(a.name)
         if m:
             return m.group(1)
     return None
+
+
+def _call_key(n: _Node) -> str | None:
+    return _nearest(n, _CALL_KEY)
 
 
 def _segment(n: _Node) -> str | None:
-    for a in (n, *n.ancestors()):
-        if a.name.startswith(CALL_PREFIX):
-            return a.name[len(CALL_PREFIX):]
-    return None
+    return _nearest(n, _SEGMENT)
 
 
 def _region(n: _Node) -> str | None:
-    for a in (n, *n.ancestors()):
-        m = _REGION.match(a.name)
-        if m:
-            return m.group(1)
-    return None
+    return _nearest(n, _REGION)
