@@ -7,7 +7,7 @@ benchmarks/timing_stability.py, not asserted here).
 
 from conftest import write_target
 from kscope.engine.run import RunRequest, run
-from kscope.engine.timing import BUSY, MIN_ROUNDS, Samples, Timed, retimed, speedup, verdict
+from kscope.engine.timing import BUSY, FLOOR_ROUNDS, Samples, Timed, retimed, speedup, verdict
 from kscope.report import Kernel, ModeResult, Report
 
 
@@ -76,7 +76,7 @@ def test_a_run_times_both_modes_in_turn_and_says_how(tmp_path):
     for mode in (r.eager, r.compiled):
         low, high = mode.kernel_time_us_range
         assert 0 < low <= mode.kernel_time_us <= high
-        assert mode.kernel_samples >= MIN_ROUNDS and mode.call_samples >= MIN_ROUNDS
+        assert mode.kernel_samples >= FLOOR_ROUNDS and mode.call_samples >= FLOOR_ROUNDS
         assert mode.call_time_us > 0 and mode.call_time_us_range[0] <= mode.call_time_us <= mode.call_time_us_range[1]
         assert abs(sum(k.time_us for k in mode.kernels) - mode.kernel_time_us) < 1e-6 * mode.kernel_time_us
     # both modes are timed in the same rounds: the same number of samples

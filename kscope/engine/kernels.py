@@ -80,16 +80,26 @@ class TraceSummary:
     """kscope marker number -> index of the top-level op it ran under."""
 
 
-@dataclass
 class _Node:
-    idx: int
-    ev: dict
-    parent: _Node | None = None
-    children: list[_Node] = field(default_factory=list)
+    """A host event in its nest, with what it inherits from the events around it (worked out
+    once, when the nest is built: traces of thousands of ops are common)."""
 
-    @property
-    def name(self) -> str:
-        return self.ev.get("name", "")
+    __slots__ = ("idx", "ev", "name", "parent", "children", "top", "call", "segment", "region")
+
+    def __init__(self, idx: int, ev: dict, parent: _Node | None):
+        self.idx, self.ev, self.parent, self.children = idx, ev, parent, []
+        self.name: str = ev.get("name", "")
+        self.top: _Node | None = parent.top if parent is not None else None
+        """The outermost ATen op at or above this event."""
+        if self.top is None and self.name.startswith("aten::"):
+            self.top = self
+        self.call = self.segment = self.region = None
+        if parent is not None:
+            self.call, self.segment, self.region = parent.call, parent.segment, parent.region
+        if self.name[:1] in ("#", "k", "T"):  # "## Call…", "kscope::call#…", "Torch-Compiled Region…"
+            self.call = _match(_CALL_KEY, self.name) or self.call
+            self.segment = _match(_SEGMENT, self.name) or self.segment
+            self.region = _match(_REGION, self.name) or self.region
 
     def ancestors(self) -> Iterable[_Node]:
         p = self.parent
@@ -101,6 +111,11 @@ class _Node:
         yield self
         for c in self.children:
             yield from c.walk()
+
+
+def _match(pattern: re.Pattern, name: str) -> str | None:
+    m = pattern.match(name)
+    return m.group(1) if m else None
 
 
 def load_trace(path: str) -> list[dict]:
@@ -142,18 +157,18 @@ def summarize(
             elif cat == "kernel":
                 launcher = by_corr.get(e.get("args", {}).get("correlation"))
                 op = rules.launch_op(launcher) if launcher else None
-                top = _top_aten(launcher) if launcher else None
+                top = launcher.top if launcher else None
                 summary.launches.append(
                     Launch(
                         name=e.get("name", ""),
                         dur_us=float(e.get("dur", 0.0)),
                         kind="kernel",
-                        region=_region(launcher) if launcher else None,
+                        region=launcher.region if launcher else None,
                         owner=op.idx if op else None,
                         owner_name=op.name if op else None,
-                        call=_call_key(launcher) if launcher else None,
+                        call=launcher.call if launcher else None,
                         composite=top.name if top is not None and op is not None and top is not op else None,
-                        segment=_segment(launcher) if launcher else None,
+                        segment=launcher.segment if launcher else None,
                     )
                 )
         summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
@@ -164,23 +179,23 @@ def summarize(
         if m and n.ev.get("cat") == "cpu_op":
             summary.launches.append(
                 Launch(
-                    m.group(1), float(n.ev.get("dur", 0.0)), "kernel", _region(n), n.idx, n.name, _call_key(n),
-                    segment=_segment(n),
+                    m.group(1), float(n.ev.get("dur", 0.0)), "kernel", n.region, n.idx, n.name, n.call,
+                    segment=n.segment,
                 )
             )
         elif rules.is_launch(n):
-            top = _top_aten(n)
+            top = n.top
             summary.launches.append(
                 Launch(
                     n.name,
                     float(n.ev.get("dur", 0.0)),
-                    "extern" if _call_key(n) else "op",
-                    _region(n),
+                    "extern" if n.call else "op",
+                    n.region,
                     n.idx,
                     n.name,
-                    _call_key(n),
+                    n.call,
                     top.name if top is not n else None,
-                    _segment(n),
+                    n.segment,
                 )
             )
     return summary
@@ -211,12 +226,12 @@ class _OpRules:
         return [x for c in n.children for x in self._outermost_dispatched(c)]
 
     def is_launch(self, n: _Node) -> bool:
-        top = _top_aten(n)
+        top = n.top
         return top is not None and any(x is n for x in self.launches_under(top))
 
     def launch_op(self, n: _Node) -> _Node | None:
         """The launch at or above n, else the top-level ATen op above it (or None)."""
-        top = _top_aten(n)
+        top = n.top
         if top is None:
             return None
         for launch in self.launches_under(top):
@@ -233,22 +248,24 @@ def _build_cpu_forest(events: list[dict]) -> list[_Node]:
         if e.get("ph") == "X"
         and e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
     ]
-    host.sort(key=lambda e: (e.get("pid"), e.get("tid"), float(e.get("ts", 0)), -float(e.get("dur", 0))))
+    host.sort(key=lambda e: (e.get("pid"), e.get("tid"), e.get("ts", 0), -e.get("dur", 0)))
     nodes: list[_Node] = []
     stack: list[_Node] = []
+    ends: list[float] = []
     thread = None
     for i, e in enumerate(host):
         key = (e.get("pid"), e.get("tid"))
         if key != thread:
-            stack, thread = [], key
-        node = _Node(i, e)
+            stack, ends, thread = [], [], key
         start = float(e.get("ts", 0))
-        while stack and start >= _end(stack[-1].ev):
+        while stack and start >= ends[-1]:
             stack.pop()
+            ends.pop()
+        node = _Node(i, e, stack[-1] if stack else None)
         if stack:
-            node.parent = stack[-1]
             stack[-1].children.append(node)
         stack.append(node)
+        ends.append(_end(e))
         nodes.append(node)
     nodes.sort(key=lambda n: float(n.ev.get("ts", 0)))
     return nodes
@@ -256,33 +273,3 @@ def _build_cpu_forest(events: list[dict]) -> list[_Node]:
 
 def _end(e: dict) -> float:
     return float(e.get("ts", 0)) + float(e.get("dur", 0))
-
-
-def _top_aten(n: _Node) -> _Node | None:
-    """The outermost ATen op at or above n."""
-    top = n if n.name.startswith("aten::") else None
-    for a in n.ancestors():
-        if a.name.startswith("aten::"):
-            top = a
-    return top
-
-
-def _nearest(n: _Node, pattern: re.Pattern) -> str | None:
-    """Group 1 of `pattern` in the name of n or of its nearest ancestor that matches."""
-    for a in (n, *n.ancestors()):
-        m = pattern.match(a.name)
-        if m:
-            return m.group(1)
-    return None
-
-
-def _call_key(n: _Node) -> str | None:
-    return _nearest(n, _CALL_KEY)
-
-
-def _segment(n: _Node) -> str | None:
-    return _nearest(n, _SEGMENT)
-
-
-def _region(n: _Node) -> str | None:
-    return _nearest(n, _REGION)

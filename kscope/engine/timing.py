@@ -11,8 +11,11 @@ change in the machine's load hits both alike. The spread is the interquartile ra
 the 75th percentile). The verdict compares kernel times round by round: each round's eager ÷
 compiled ratio (the load of that moment hits both of its calls); "faster" when the middle half of
 those ratios lies above 1 (compiled faster in at least three rounds out of four), "slower" when it
-lies below 1, else "same within noise". It is bounded: at least MIN_ROUNDS rounds; then more,
-doubling, only while the verdict is undecided, until MAX_ROUNDS rounds or BUDGET_S seconds.
+lies below 1, else "same within noise". It is bounded by time, whatever one call costs: at least
+FLOOR_ROUNDS rounds; then up to MIN_ROUNDS, and past them more, doubling, only while the verdict is
+undecided; never a block that would end past BUDGET_S seconds (measured from the rounds so far), and
+never more than MAX_ROUNDS. Call times: at least FLOOR_ROUNDS rounds, then until each mode has run
+CALL_MIN_S or CALL_BUDGET_S is spent.
 
 Other work on the machine changes the answer itself, not only its noise (on 2 cores, a busy core
 stalls every parallel kernel at its barriers: matmul + GELU measured 4% slower compiled on a quiet
@@ -35,12 +38,15 @@ from kscope.engine.kernels import TraceSummary, summarize
 from kscope.engine.profiling import is_nonwork, record_labelled, synchronize
 from kscope.report import ModeResult, Speedup
 
+FLOOR_ROUNDS = 3
+"""Rounds always timed, however slow a call is."""
 MIN_ROUNDS = 10
+"""Rounds timed before a verdict may end the timing, when the budget allows."""
 MAX_ROUNDS = 160
 BUDGET_S = 1.0
-"""Seconds of kernel-time rounds after MIN_ROUNDS, spent only while the verdict is undecided."""
-CALL_MIN_S, CALL_MAX_ROUNDS = 0.05, 1000
-"""Call-time rounds: until both modes have run this long, at most this many rounds."""
+"""Seconds of kernel-time rounds past FLOOR_ROUNDS."""
+CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.05, 0.3, 1000
+"""Call-time rounds: until both modes have run CALL_MIN_S, within CALL_BUDGET_S, at most 1000."""
 BUSY = 0.2
 """Share of the timing in which some task waited for a CPU past which the verdict is "busy"."""
 FLUSH_BYTES = 256 << 20
@@ -147,8 +153,8 @@ def time_both(
     flush = _flusher(device) if cold else None
     stalled_before, wall_before = _cpu_stall_us(), time.perf_counter()
     e_kernel, c_kernel = [], []
-    started, rounds = time.perf_counter(), MIN_ROUNDS
-    while True:
+    started, rounds = time.perf_counter(), FLOOR_ROUNDS
+    while rounds > 0:
         base = len(e_kernel)
         plan = []
         for i in range(base, base + rounds):
@@ -158,11 +164,13 @@ def time_both(
         per_call = per_call_kernel_us(summary)
         e_kernel += [per_call.get(f"e{i}", 0.0) for i in range(base, base + rounds)]
         c_kernel += [per_call.get(f"c{i}", 0.0) for i in range(base, base + rounds)]
+        done = len(e_kernel)
         decided = verdict(Samples(tuple(e_kernel)), Samples(tuple(c_kernel))) != "same within noise"
-        spent = time.perf_counter() - started
-        if decided or len(e_kernel) >= MAX_ROUNDS or spent >= BUDGET_S:
+        if decided and done >= MIN_ROUNDS:
             break
-        rounds = min(len(e_kernel), MAX_ROUNDS - len(e_kernel))
+        spent = time.perf_counter() - started
+        affordable = int((BUDGET_S - spent) / (spent / done))
+        rounds = min(MIN_ROUNDS - done if done < MIN_ROUNDS else done, MAX_ROUNDS - done, affordable)
     e_call, c_call = _call_times(eager, compiled, device, flush)
     stalled_after, wall_after = _cpu_stall_us(), time.perf_counter()
     waiting = None
@@ -187,6 +195,7 @@ def _cpu_stall_us() -> int | None:
 def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
     times: dict[str, list[float]] = {"e": [], "c": []}
     total = {"e": 0.0, "c": 0.0}
+    started = time.perf_counter()
     for i in range(CALL_MAX_ROUNDS):
         order = (("e", eager), ("c", compiled)) if i % 2 == 0 else (("c", compiled), ("e", eager))
         for key, fn in order:
@@ -199,8 +208,10 @@ def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
             took = time.perf_counter() - start
             times[key].append(took * 1e6)
             total[key] += took
-        if i + 1 >= MIN_ROUNDS and min(total.values()) >= CALL_MIN_S:
-            break
+        if i + 1 >= FLOOR_ROUNDS:
+            spent = time.perf_counter() - started
+            if min(total.values()) >= CALL_MIN_S or spent + spent / (i + 1) > CALL_BUDGET_S:
+                break
     return Samples(tuple(times["e"])), Samples(tuple(times["c"]))
 
 
