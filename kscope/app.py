@@ -297,8 +297,11 @@ def run_app(path: str, target: str | None, *, device: str, timeout: float, calls
     def on_terminate(signum, frame):
         app.shutdown()
         app.exit(return_code=128 + signum)  # restores the terminal
-        # If the event loop cannot get to it, leave anyway: nothing of kscope's may linger.
-        threading.Timer(1.5, os._exit, args=(128 + signum,)).start()
+        # If the event loop cannot get to it, leave anyway: nothing of kscope's may linger. A daemon
+        # thread: the interpreter waited for this one at every exit, so SIGTERM always took 1.5 s.
+        timer = threading.Timer(1.5, os._exit, args=(128 + signum,))
+        timer.daemon = True
+        timer.start()
 
     signal.signal(signal.SIGHUP, on_hangup)
     signal.signal(signal.SIGTERM, on_terminate)

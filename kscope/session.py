@@ -25,8 +25,9 @@ STORM_WINDOW_S = 0.5
 """A request this soon after the last run started means saves are coming in a burst..."""
 STORM_SETTLE_S = 0.3
 """...so wait until they have stopped for this long before starting the next run."""
-IDLE_CHECK_S = 1.0
-"""Between runs, how often the session looks whether its worker is still alive."""
+IDLE_CHECK_S = 0.5
+"""Between runs, how often the session looks whether its worker is still alive: a worker killed
+from outside while idle is replaced and said within 1 s (README), with room for a busy machine."""
 LOG_FLUSH_S = 0.05
 LOG_FLOOD_FLUSH_S = 0.25
 """While output floods in (the last batch overflowed), batches go out this often instead."""

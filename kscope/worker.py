@@ -11,11 +11,13 @@ the eager half is done and {"type": "report", "id", "report"} at the end.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import sys
 import threading
+import time
 import warnings
 
 
@@ -71,8 +73,13 @@ def _die_with_parent() -> None:
 _NOISE = re.compile(rb"^USDT:.*profiler_(start|stop)\s*$")
 
 
+OUTPUT_DRAIN_S = 0.5
+"""At exit, how long the output threads may take to pass on what is left."""
+
+
 def _filter_output() -> None:
     """Route fds 1 and 2 through a thread that drops torch's profiler chatter line by line."""
+    pumps: list[tuple[int, int, threading.Thread]] = []
     for fd in (1, 2):
         read_end, write_end = os.pipe()
         target = os.dup(fd)
@@ -91,7 +98,26 @@ def _filter_output() -> None:
                 if pending:
                     os.write(target, pending)
 
-        threading.Thread(target=pump, daemon=True, name=f"kscope-output-{fd}").start()
+        thread = threading.Thread(target=pump, daemon=True, name=f"kscope-output-{fd}")
+        thread.start()
+        pumps.append((fd, target, thread))
+
+    def drain() -> None:
+        """Pass on what is left before the interpreter stops the (daemon) threads: a worker that
+        fails to start (torch fails to import) printed its traceback and lost all but its first
+        line, though the app says its output is in the output pane."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        for fd, target, _ in pumps:
+            os.dup2(target, fd)  # the filter's pipe loses its writer: its thread reads to the end
+        deadline = time.monotonic() + OUTPUT_DRAIN_S  # a child holding the pipe keeps it open
+        for _, _, thread in pumps:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    atexit.register(drain)
 
 
 def main(argv: list[str]) -> int:
@@ -105,6 +131,12 @@ def main(argv: list[str]) -> int:
 
     from kscope.engine.run import RunRequest, run  # imports torch
 
+    if not warm:
+        # One run and gone (--once): inductor's pool of compile processes would start up (import
+        # torch) while the run is being timed, and die with it. Compile in this process instead.
+        import torch._inductor.config
+
+        torch._inductor.config.compile_threads = 1
     if warm:
         from kscope.engine.inductor_capture import configure_inductor
 

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, TabbedContent, TabPane
 
 from conftest import SAMPLES
 from kscope.app import KscopeApp
-from kscope.session import RunSpec
+from kscope.session import LOG_FLOOD_FLUSH_S, LOG_MAX_BYTES, RunSpec
 from kscope.widgets.kernels import KernelTable
 from kscope.widgets.log import MAX_LINES, LogPane
 
@@ -136,7 +136,7 @@ class Live:
             tabs.first().active = tab.id
 
     def rendered_log(self) -> list[str]:
-        return [line.text for line in self.app.query_one(LogPane).lines]
+        return list(self.app.query_one(LogPane).lines)  # the rows on screen, wrapped to its width
 
     def kinds(self, since: int = 0) -> list[str]:
         return [e.kind for e in self.events[since:]]
@@ -345,16 +345,33 @@ def test_hangs_crashes_and_kills_restart_the_worker_and_the_next_save_works(tmp_
             live.assert_recovered(case, good)
         assert live.app.session.restarts == restarts
 
-        # Killed from outside while idle: replaced and said at once, and the next save works.
-        (victim, *_) = live.app.session.worker_pids()
-        n = len(live.events)
-        os.kill(victim, signal.SIGKILL)
-        await live.until(lambda: "restarted" in live.kinds(n), "the idle worker's replacement")
-        await live.until(lambda: any("SIGKILL while idle" in line for line in live.logged), "the log line")
+        # Killed from outside while idle: noticed, replaced and said in the output pane within
+        # IDLE_NOTICE_S of the kill (the README's bound), and the next save works.
+        noticed, said = await kill_idle_worker(live)
+        assert said <= IDLE_NOTICE_S, f"the idle worker's death was said {said:.2f} s after the kill (noticed at {noticed:.2f} s)"
         live.assert_recovered("killed while idle", await live.save(GOOD, what="the save after the kill"))
-        assert victim not in live.app.session.worker_pids()
 
     drive(Live(tmp_path, timeout=TIMEOUT_S), scenario)
+
+
+IDLE_NOTICE_S = 1.0
+"""README: a worker killed from outside while idle is noticed within 1 s. The session looks every
+IDLE_CHECK_S (0.5 s); measured 0.2-0.6 s from the kill to the line in the output pane."""
+
+
+async def kill_idle_worker(live: Live) -> tuple[float, float]:
+    """SIGKILL the idle current worker; seconds from the kill until the session replaced it
+    (its `restarted` event) and until the output pane said so."""
+    (victim, *_) = live.app.session.worker_pids()
+    n, shown = len(live.events), len(live.logged)
+    killed = time.monotonic()
+    os.kill(victim, signal.SIGKILL)
+    await live.until(lambda: any("SIGKILL while idle" in line for line in live.logged[shown:]),
+                     "the idle worker's death in the output pane", IDLE_NOTICE_S + 10)
+    said = time.monotonic() - killed
+    (restarted,) = [e for e in live.events[n:] if e.kind == "restarted"]
+    assert victim not in live.app.session.worker_pids() and not _alive(victim)
+    return restarted.at - killed, said
 
 
 def test_a_worker_that_cannot_start_is_reported_and_retried_at_the_next_save(tmp_path, monkeypatch):
@@ -384,21 +401,34 @@ def test_a_worker_that_cannot_start_is_reported_and_retried_at_the_next_save(tmp
     drive(Live(work), scenario)
 
 
+FLOOD_STALL_S = 0.25
+FLOOD_P99_S = 0.02
+"""The event loop while a flood is on (pane hidden or shown): its worst stall, which is a report's
+paint on a 2-core machine with the worker busy (measured 30-115 ms), and its 99th percentile
+(measured 2-5 ms). With the RichLog the pane was before: worst 150-350 ms, p99 80-170 ms shown."""
+OPEN_STALL_S = 0.15
+"""Opening the output pane after a flood: measured 18-73 ms (the RichLog: 140-430 ms)."""
+
+
 def test_a_flood_of_output_keeps_the_screen_responsive(tmp_path):
     """100,000 lines printed per call, over a million in all: the output pane keeps the newest
-    lines and says what it skipped, and the event loop never stalls, whether the pane is on
-    screen during the flood or opened after it."""
-    lags: list[float] = []
+    lines and says what it skipped, and the event loop never stalls for long, whether the pane
+    is on screen during the flood or opened after it. The stall measured is the worst one
+    (not the last) while the flood is on: from the save to its last line reaching the pane."""
+    lags: list[tuple[float, float]] = []  # (when the sample ended, how late the loop woke)
 
     async def monitor():
         while True:
             start = time.perf_counter()
             await asyncio.sleep(0.01)
-            lags.append(time.perf_counter() - start - 0.01)
+            now = time.perf_counter()
+            lags.append((now, now - start - 0.01))
 
-    def worst() -> str:
-        lags.sort()
-        return f"{lags[-1] * 1000:.0f} ms (p99 {lags[int(len(lags) * .99)] * 1000:.0f} ms, {len(lags)} samples)"
+    def during(since: float, until: float) -> list[float]:
+        return sorted(lag for at, lag in lags if since <= at <= until)
+
+    def worst(window: list[float]) -> str:
+        return f"{window[-1] * 1000:.0f} ms (p99 {window[int(len(window) * .99)] * 1000:.0f} ms, {len(window)} samples)"
 
     async def scenario(live: Live):
         await live.report("the first report")
@@ -406,24 +436,36 @@ def test_a_flood_of_output_keeps_the_screen_responsive(tmp_path):
         for flood, shown in [(1, False), (2, True)]:
             if shown:
                 live.show_output()
-            lags.clear()
             last = f"flood {flood} line 99999"
             source = body(f"for i in range(100_000):\n        print('flood {flood} line', i)\n    return (a + b).relu()")
             n = len(live.logged)
+            saved = time.perf_counter()
             report = await live.save(source, what=f"flood {flood}'s report")
             await live.until(lambda: live.logged[-1:] == [last], f"flood {flood}'s last line", 10)
+            window = during(saved, time.perf_counter())
             assert not report.errors and report.eager.launches == 2
-            # What reaches the pane is a bounded rate of the newest lines, and a note of the rest.
-            assert len(live.logged) - n < 50_000, f"{len(live.logged) - n:,} lines reached the output pane"
+            # What reaches the pane is a bounded rate of the newest lines (at most LOG_MAX_BYTES per
+            # LOG_FLOOD_FLUSH_S; twice that allowed for the first batches, before the flood is seen),
+            # and a note of the rest. A rate: how long the flood lasts depends on the calls timed.
+            took = time.perf_counter() - saved
+            reached = sum(len(line) + 1 for line in live.logged[n:])
+            assert reached / took <= 2 * LOG_MAX_BYTES / LOG_FLOOD_FLUSH_S, (
+                f"{reached:,} bytes ({len(live.logged) - n:,} lines) reached the output pane in {took:.1f} s")
             assert any("bytes of output not shown" in line for line in live.logged[n:])
-            assert len(lags) > 100 and lags[-1] < 0.3, f"flood {flood}: the event loop stalled {worst()}"
+            assert len(window) > 100, f"flood {flood}: only {len(window)} lag samples"
+            p99 = window[int(len(window) * .99)]
+            assert window[-1] < FLOOD_STALL_S and p99 < FLOOD_P99_S, f"flood {flood}: the event loop stalled {worst(window)}"
+            print(f"flood {flood} (pane {'shown' if shown else 'hidden'}): {reached:,} bytes reached the pane"
+                  f" in {took:.1f} s; worst stall {worst(window)}")
             if not shown:  # the pane comes on screen after the flood: it must not stall either
-                lags.clear()
+                opened = time.perf_counter()
                 live.show_output()
                 await live.until(lambda: live.rendered_log()[-1:] == [last], "the output pane on screen", 10)
                 await asyncio.sleep(0.2)
-                # It renders everything written while hidden (~0.3 s here): see widgets/log.py.
-                assert lags[-1] < 0.5, f"opening the output pane after a flood stalled the event loop {worst()}"
+                window = during(opened, time.perf_counter())
+                # It wraps the newest MAX_LINES lines kept while hidden, and renders the rows on screen.
+                assert window[-1] < OPEN_STALL_S, f"opening the output pane after a flood stalled the event loop {worst(window)}"
+                print(f"opening the pane after flood {flood}: worst stall {worst(window)}")
         await live.until(lambda: live.rendered_log()[-1:] == [last], "the last line on screen", 10)
         assert len(live.rendered_log()) <= MAX_LINES
         task.cancel()
