@@ -102,7 +102,10 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
         compiled = run_compiled(target, device, request.calls, path, _store, eager)
         report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
         # Both halves ran: time them against each other, in turn.
-        timed = time_both(lambda: target.fn(*target.args), compiled.call, device, eager.dispatched, request.cold)
+        one_round = (eager.result.kernel_time_us + compiled.result.kernel_time_us) * 1e-6
+        timed = time_both(
+            lambda: target.fn(*target.args), compiled.call, device, eager.dispatched, request.cold, one_round
+        )
     except CompileFailed as e:
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:

@@ -45,7 +45,7 @@ MIN_ROUNDS = 10
 MAX_ROUNDS = 160
 BUDGET_S = 1.0
 """Seconds of kernel-time rounds past FLOOR_ROUNDS."""
-CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.05, 0.3, 1000
+CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.02, 0.3, 1000
 """Call-time rounds: until both modes have run CALL_MIN_S, within CALL_BUDGET_S, at most 1000."""
 BUSY = 0.2
 """Share of the timing in which some task waited for a CPU past which the verdict is "busy"."""
@@ -148,12 +148,16 @@ def time_both(
     device: torch.device,
     dispatched=None,
     cold: bool = False,
+    round_s: float | None = None,
 ) -> Timed:
-    """Kernel and call times of both modes, in µs per call, and how contended the CPU was."""
+    """Kernel and call times of both modes, in µs per call, and how contended the CPU was.
+    round_s: what one round is expected to cost, if known: when MIN_ROUNDS of them fit in the
+    budget they are taken in one profile, not FLOOR_ROUNDS first."""
     flush = _flusher(device) if cold else None
     stalled_before, wall_before = _cpu_stall_us(), time.perf_counter()
     e_kernel, c_kernel = [], []
-    started, rounds = time.perf_counter(), FLOOR_ROUNDS
+    cheap = round_s is not None and round_s * MIN_ROUNDS < BUDGET_S / 4
+    started, rounds = time.perf_counter(), MIN_ROUNDS if cheap else FLOOR_ROUNDS
     while rounds > 0:
         base = len(e_kernel)
         plan = []
