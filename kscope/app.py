@@ -206,6 +206,7 @@ class KscopeApp(App):
         elif ev.kind == "eager":
             self.eager_done = True
             self._show(ev.report, partial=True)
+            self.call_after_refresh(self.session.shown, ev.run_id)
         elif ev.kind == "report":
             self._finish(ev.report, ev.at)
         self._refresh_status()

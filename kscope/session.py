@@ -20,6 +20,8 @@ from kscope.report import Report, RunError
 from kscope.worker_client import Worker, WorkerDied, describe_exit
 
 POLL_S = 0.05
+SHOWN_POLL_S = 0.005
+"""While the worker waits to hear that the eager half is on screen, look this often."""
 SPARE_NICE = 10
 STORM_WINDOW_S = 0.5
 """A request this soon after the last run started means saves are coming in a burst..."""
@@ -96,8 +98,14 @@ class LiveSession:
         self._thread = threading.Thread(target=self._main, name="kscope-session", daemon=True)
         self._workers: list[Worker] = []  # [current, spare?]
         self.restarts = 0
+        self._shown = 0  # the latest run whose eager half the app has drawn
 
     # --- called from the UI thread -------------------------------------------------------------
+
+    def shown(self, run_id: int) -> None:
+        """The app has drawn this run's eager half (one attribute write: the session thread,
+        polling, tells the worker, which times the two modes once the screen is still)."""
+        self._shown = run_id
 
     def start(self) -> None:
         self._thread.start()
@@ -322,15 +330,24 @@ class LiveSession:
         started = time.monotonic()
         self.emit(SessionEvent("running", run_id, at=started))
         try:
-            worker.send(
-                {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls, "cold": spec.cold}
+            request_id = worker.send(
+                {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
+                 "cold": spec.cold, "settle": True}
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))
             self._replace_current(str(e))
             return
         partial: Report | None = None
+        told = False
         while True:
+            if partial is not None and not told and self._shown == run_id:
+                # The eager half is on screen: the worker may time the modes now (see RunRequest.settle).
+                told = True
+                try:
+                    worker.send({"type": "shown", "of": request_id})
+                except WorkerDied:
+                    pass  # read() below says so
             if self._wanted != run_id or self._stopping:
                 if not self._stopping:
                     self._replace_current("superseded by a newer save")
@@ -342,7 +359,7 @@ class LiveSession:
                 self._replace_current("timeout")
                 return
             try:
-                message = worker.read(POLL_S)
+                message = worker.read(POLL_S if told or partial is None else SHOWN_POLL_S)
             except WorkerDied as e:
                 self._report_failure(run_id, partial, "crash", f"{e}; worker restarted")
                 self._replace_current(str(e))

@@ -120,6 +120,26 @@ def _filter_output() -> None:
     atexit.register(drain)
 
 
+SHOWN_WAIT_S = 0.5
+"""At most this long before timing for the app to say the eager half is on screen."""
+
+
+def _wait_until_shown(requests, rid) -> None:
+    """Read {"type": "shown", "of": rid} from the app (older ones are dropped), SHOWN_WAIT_S at most."""
+    import select
+
+    deadline = time.monotonic() + SHOWN_WAIT_S
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([requests], [], [], left)[0]:
+            return
+        line = requests.readline()
+        if not line:
+            return
+        message = json.loads(line) if line.strip() else {}
+        if message.get("type") == "shown" and message.get("of") == rid:
+            return
+
+
 def main(argv: list[str]) -> int:
     _die_with_parent()
     _filter_output()
@@ -148,12 +168,17 @@ def main(argv: list[str]) -> int:
             continue
         message = json.loads(line)
         rid = message.pop("id", None)
+        if message.get("type") == "shown":
+            continue  # the app saw an eager half after its run stopped waiting for it
         request = RunRequest(**message)
 
         def on_eager(report, rid=rid):
             _send(results, {"type": "eager", "id": rid, "report": report.to_dict()})
 
-        report = run(request, on_eager=on_eager)
+        def until_shown(rid=rid) -> None:
+            _wait_until_shown(requests, rid)
+
+        report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
         sys.stdout.flush()
         sys.stderr.flush()
         _send(results, {"type": "report", "id": rid, "report": report.to_dict()})

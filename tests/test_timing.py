@@ -8,6 +8,7 @@ benchmarks/timing_stability.py, not asserted here).
 from conftest import write_target
 from kscope.engine.run import RunRequest, run
 from kscope.engine.timing import BUSY, FLOOR_ROUNDS, Samples, Timed, retimed, speedup, verdict
+from kscope.engine.kernels import TraceSummary
 from kscope.report import Kernel, ModeResult, Report
 
 
@@ -39,9 +40,10 @@ def test_load_that_changes_between_rounds_hits_both_calls_of_a_round():
 
 def test_no_faster_or_slower_is_claimed_while_other_work_competed_for_the_cpu():
     e, c = Samples((100.0, 101.0, 99.0)), Samples((50.0, 51.0, 49.0))
-    quiet = speedup(Timed(e, c, e, c, waiting=0.01))
-    busy = speedup(Timed(e, c, e, c, waiting=0.6))
-    unknown = speedup(Timed(e, c, e, c, waiting=None))  # no pressure information: the rule alone
+    trace = TraceSummary("cpu")
+    quiet = speedup(Timed(e, c, e, c, 0.01, trace, ()))
+    busy = speedup(Timed(e, c, e, c, 0.6, trace, ()))
+    unknown = speedup(Timed(e, c, e, c, None, trace, ()))  # no pressure information: the rule alone
     assert (quiet.verdict, unknown.verdict, busy.verdict) == ("faster", "faster", "busy")
     assert busy.ratio == quiet.ratio == 2.0 and busy.text() == "can't tell: CPU busy"
     assert quiet.text() == "2.0× faster"

@@ -15,10 +15,10 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.inductor_capture import Capture, GraphCapture, TrafficStore, capture_inductor
 from kscope.engine.kernels import Launch, TraceSummary
-from kscope.engine.profiling import profile_calls, synchronize
+from kscope.engine.profiling import synchronize
 from kscope.engine.provenance import CompiledKernel, compiled_kernels, same_file, user_name
 from kscope.engine.target import Target
-from kscope.engine.timing import kernel_samples, retimed
+from kscope.engine.timing import Timed
 from kscope.engine.breaks import plain_break
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
 
@@ -108,14 +108,16 @@ def _function_name(target: Target) -> str:
 def run_compiled(
     target: Target,
     device: torch.device,
-    calls: int,
     user_file: str,
     store: TrafficStore,
-    eager: EagerRun | None = None,
+    eager: EagerRun,
+    time_it: Callable[[Callable[[], object], float], Timed],
 ) -> CompiledRun:
-    """The compiled ModeResult and notes about it. `eager` gives bytes to launches that ran
-    outside any compiled graph (code dynamo left to run eagerly): the same ops, accounted the
-    eager way; and the ops the dispatcher ran, so composite ops count the same in both modes."""
+    """The compiled ModeResult, notes about it, and the timing of both modes. `eager` gives bytes
+    to launches that ran outside any compiled graph (code dynamo left to run eagerly): the same
+    ops, accounted the eager way; and the ops the dispatcher ran, so composite ops count the same
+    in both modes. time_it(call, seconds one call took) times eager against compiled: its first
+    profiled rounds are also what the compiled rows are made of (no profile of its own)."""
     torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
     backend = _RecordingBackend(user_file)
     compiled = torch.compile(target.fn, backend=backend)
@@ -132,10 +134,13 @@ def run_compiled(
         except Exception as e:
             raise CompileFailed(e) from e
         compile_s = time.perf_counter() - start
+        warm = time.perf_counter()
         for _ in range(WARMUP_CALLS):
             call()
             synchronize(device)
-        timed = profile_calls(call, device, calls, eager.dispatched if eager else None)
+        timing = time_it(call, (time.perf_counter() - warm) / WARMUP_CALLS)
+    timed = timing.trace.only("c")
+    calls = sum(1 for label in timing.labels if label.startswith("c"))
 
     source, notes = _fill_bytes(graphs, store, target, device)
     for g in graphs:
@@ -152,7 +157,7 @@ def run_compiled(
         )
         for g in graphs
     ]
-    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch if eager else {})
+    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch)
     if unknown:
         notes.append(
             f"compiled: bytes unknown for {', '.join(unknown)}: "
@@ -173,15 +178,15 @@ def run_compiled(
         recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
     )
-    return CompiledRun(retimed(result, kernel_samples(timed, calls)), tuple(notes), call)
+    return CompiledRun(result, tuple(notes), timing)
 
 
 @dataclass(frozen=True)
 class CompiledRun:
     result: ModeResult
+    """Its times are those of its profiled rounds, until retimed with `timing`."""
     notes: tuple[str, ...]
-    call: Callable[[], object]
-    """One call of the compiled function (for the timing rounds)."""
+    timing: Timed
 
 
 def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:

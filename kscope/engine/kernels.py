@@ -78,6 +78,18 @@ class TraceSummary:
     memset: int = 0
     markers: dict[int, int] = field(default_factory=dict)
     """kscope marker number -> index of the top-level op it ran under."""
+    copies: list[tuple[str, str | None]] = field(default_factory=list)
+    """("memcpy" | "memset", the profiled call it ran in) for each device copy."""
+
+    def only(self, prefix: str) -> TraceSummary:
+        """What ran in the profiled calls whose marker label starts with prefix ("c" of "c3")."""
+        mine = [kind for kind, segment in self.copies if segment is not None and segment.startswith(prefix)]
+        return TraceSummary(
+            self.device,
+            [x for x in self.launches if x.segment is not None and x.segment.startswith(prefix)],
+            mine.count("memcpy"),
+            mine.count("memset"),
+        )
 
 
 class _Node:
@@ -150,12 +162,12 @@ def summarize(
                 by_corr[corr] = n
         for e in events:
             cat = e.get("cat")
-            if cat == "gpu_memcpy":
-                summary.memcpy += 1
-            elif cat == "gpu_memset":
-                summary.memset += 1
+            launcher = by_corr.get(e.get("args", {}).get("correlation"))
+            if cat in ("gpu_memcpy", "gpu_memset"):
+                kind = cat.removeprefix("gpu_")
+                setattr(summary, kind, getattr(summary, kind) + 1)
+                summary.copies.append((kind, launcher.segment if launcher else None))
             elif cat == "kernel":
-                launcher = by_corr.get(e.get("args", {}).get("correlation"))
                 op = rules.launch_op(launcher) if launcher else None
                 top = launcher.top if launcher else None
                 summary.launches.append(

@@ -32,6 +32,9 @@ class RunRequest:
     n: int | None = None
     cold: bool = False
     """Flush the caches between timed calls (--cold)."""
+    settle: bool = False
+    """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
+    live app draws it on the other core, which would compete with the timed calls."""
 
 
 _store: TrafficStore | None = None
@@ -58,8 +61,13 @@ def device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine()
 
 
-def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -> Report:
-    """Run both modes; errors become RunErrors in the Report, never exceptions."""
+def run(
+    request: RunRequest,
+    on_eager: Callable[[Report], None] | None = None,
+    before_timing: Callable[[], None] | None = None,
+) -> Report:
+    """Run both modes; errors become RunErrors in the Report, never exceptions. before_timing is
+    called once both modes ran, just before they are timed."""
     global _store
     configure_inductor()
     _store = _store or TrafficStore()
@@ -98,14 +106,19 @@ def run(request: RunRequest, on_eager: Callable[[Report], None] | None = None) -
     report = replace(report, eager=eager.result, notes=report.notes + eager.notes)
     if on_eager is not None:
         on_eager(replace(report, wall_s=time.perf_counter() - start))
-    try:
-        compiled = run_compiled(target, device, request.calls, path, _store, eager)
-        report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
+    def time_it(compiled_call, compiled_call_s: float):
         # Both halves ran: time them against each other, in turn.
-        one_round = (eager.result.kernel_time_us + compiled.result.kernel_time_us) * 1e-6
-        timed = time_both(
-            lambda: target.fn(*target.args), compiled.call, device, eager.dispatched, request.cold, one_round
+        if before_timing is not None:
+            before_timing()
+        one_round = eager.result.kernel_time_us * 1e-6 + compiled_call_s
+        return time_both(
+            lambda: target.fn(*target.args), compiled_call, device, eager.dispatched, request.cold, one_round
         )
+
+    try:
+        compiled = run_compiled(target, device, path, _store, eager, time_it)
+        report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
+        timed = compiled.timing
     except CompileFailed as e:
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:

@@ -14,8 +14,8 @@ those ratios lies above 1 (compiled faster in at least three rounds out of four)
 lies below 1, else "same within noise". It is bounded by time, whatever one call costs: at least
 FLOOR_ROUNDS rounds; then up to MIN_ROUNDS, and past them more, doubling, only while the verdict is
 undecided; never a block that would end past BUDGET_S seconds (measured from the rounds so far), and
-never more than MAX_ROUNDS. Call times: at least FLOOR_ROUNDS rounds, then until each mode has run
-CALL_MIN_S or CALL_BUDGET_S is spent.
+never more than MAX_ROUNDS. Call times (no verdict rests on them): MIN_ROUNDS rounds and until each
+mode has run CALL_MIN_S, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past CALL_BUDGET_S.
 
 Other work on the machine changes the answer itself, not only its noise (on 2 cores, a busy core
 stalls every parallel kernel at its barriers: matmul + GELU measured 4% slower compiled on a quiet
@@ -45,8 +45,7 @@ MIN_ROUNDS = 10
 MAX_ROUNDS = 160
 BUDGET_S = 1.0
 """Seconds of kernel-time rounds past FLOOR_ROUNDS."""
-CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.02, 0.3, 1000
-"""Call-time rounds: until both modes have run CALL_MIN_S, within CALL_BUDGET_S, at most 1000."""
+CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.005, 0.3, 200
 BUSY = 0.2
 """Share of the timing in which some task waited for a CPU past which the verdict is "busy"."""
 FLUSH_BYTES = 256 << 20
@@ -140,6 +139,11 @@ class Timed:
     waiting: float | None
     """Share of the timing's wall time in which some task on the machine was ready to run but
     waited for a CPU (Linux's pressure stall information); None where the kernel does not say."""
+    trace: TraceSummary
+    """The first profile of rounds, its calls labelled "e0", "c0", "c1", "e1", ...: what the
+    compiled rows are made of."""
+    labels: tuple[str, ...]
+    """The labels of the calls in `trace`."""
 
 
 def time_both(
@@ -158,6 +162,7 @@ def time_both(
     e_kernel, c_kernel = [], []
     cheap = round_s is not None and round_s * MIN_ROUNDS < BUDGET_S / 4
     started, rounds = time.perf_counter(), MIN_ROUNDS if cheap else FLOOR_ROUNDS
+    first: tuple[TraceSummary, tuple[str, ...]] | None = None
     while rounds > 0:
         base = len(e_kernel)
         plan = []
@@ -165,6 +170,7 @@ def time_both(
             pair = [(f"e{i}", eager), (f"c{i}", compiled)]
             plan += pair if i % 2 == 0 else pair[::-1]
         summary = summarize(record_labelled(plan, device, flush), is_nonwork, dispatched)
+        first = first or (summary, tuple(label for label, _ in plan))
         per_call = per_call_kernel_us(summary)
         e_kernel += [per_call.get(f"e{i}", 0.0) for i in range(base, base + rounds)]
         c_kernel += [per_call.get(f"c{i}", 0.0) for i in range(base, base + rounds)]
@@ -180,7 +186,7 @@ def time_both(
     waiting = None
     if stalled_before is not None and stalled_after is not None:
         waiting = (stalled_after - stalled_before) / 1e6 / (wall_after - wall_before)
-    return Timed(Samples(tuple(e_kernel)), Samples(tuple(c_kernel)), e_call, c_call, waiting)
+    return Timed(Samples(tuple(e_kernel)), Samples(tuple(c_kernel)), e_call, c_call, waiting, *first)
 
 
 def _cpu_stall_us() -> int | None:
@@ -212,10 +218,11 @@ def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
             took = time.perf_counter() - start
             times[key].append(took * 1e6)
             total[key] += took
-        if i + 1 >= FLOOR_ROUNDS:
-            spent = time.perf_counter() - started
-            if min(total.values()) >= CALL_MIN_S or spent + spent / (i + 1) > CALL_BUDGET_S:
-                break
+        if i + 1 >= MIN_ROUNDS and min(total.values()) >= CALL_MIN_S:
+            break
+        spent = time.perf_counter() - started
+        if i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > CALL_BUDGET_S:
+            break
     return Samples(tuple(times["e"])), Samples(tuple(times["c"]))
 
 
