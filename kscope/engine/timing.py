@@ -14,8 +14,8 @@ those ratios lies above 1 (compiled faster in at least three rounds out of four)
 lies below 1, else "same within noise". It is bounded by time, whatever one call costs: at least
 FLOOR_ROUNDS rounds; then up to MIN_ROUNDS, and past them more, doubling, only while the verdict is
 undecided; never a block that would end past BUDGET_S seconds (measured from the rounds so far), and
-never more than MAX_ROUNDS. Call times (no verdict rests on them): MIN_ROUNDS rounds and until each
-mode has run CALL_MIN_S, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past CALL_BUDGET_S.
+never more than MAX_ROUNDS. Call times (no verdict rests on them): MIN_ROUNDS rounds and until the
+slower mode has run CALL_MIN_S, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past CALL_BUDGET_S.
 
 Other work on the machine changes the answer itself, not only its noise (on 2 cores, a busy core
 stalls every parallel kernel at its barriers: matmul + GELU measured 4% slower compiled on a quiet
@@ -40,7 +40,7 @@ from kscope.report import ModeResult, Speedup
 
 FLOOR_ROUNDS = 3
 """Rounds always timed, however slow a call is."""
-MIN_ROUNDS = 10
+MIN_ROUNDS = 7
 """Rounds timed before a verdict may end the timing, when the budget allows."""
 MAX_ROUNDS = 160
 BUDGET_S = 1.0
@@ -218,7 +218,7 @@ def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
             took = time.perf_counter() - start
             times[key].append(took * 1e6)
             total[key] += took
-        if i + 1 >= MIN_ROUNDS and min(total.values()) >= CALL_MIN_S:
+        if i + 1 >= MIN_ROUNDS and max(total.values()) >= CALL_MIN_S:
             break
         spent = time.perf_counter() - started
         if i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > CALL_BUDGET_S:
