@@ -1,7 +1,11 @@
 """Does the verdict agree with itself? Each sample run N times in one warm worker (as the live app
 runs it), the verdict and the ratios printed per sample, as a Markdown table for the README.
 
-    python benchmarks/timing_stability.py [--runs 10] [--device cpu] [--samples add_relu,chain]
+    python benchmarks/timing_stability.py [--runs 10] [--device cpu] [--samples add_relu,chain] [--null]
+
+--null times each sample's eager function against itself, as kscope times eager against compiled:
+the middle halves of the pair ratios it prints are the noise a verdict must clear
+(kscope.engine.timing.NOISE_FLOOR).
 
 A sample "flips" when one run says compiled is faster and another slower: the goal is no flip on
 any sample, and the same verdict in every run wherever the difference is beyond the noise. Runs
@@ -27,6 +31,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--samples", default="", help="comma-separated sample names (default: all)")
+    parser.add_argument("--null", action="store_true", help="time each sample's eager function against itself")
     args = parser.parse_args()
 
     import torch
@@ -38,6 +43,9 @@ def main() -> None:
     wanted = {s for s in args.samples.split(",") if s}
     samples = [p for p in sorted((REPO / "samples").glob("*.py")) if not wanted or p.stem in wanted]
     run(RunRequest(str(samples[0]), device=args.device, calls=2))  # warm the process, as the app's worker is
+    if args.null:
+        null_experiment(samples, args)
+        return
     print(f"# timing stability, {datetime.date.today()}, torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} threads, {args.runs} runs per sample\n")
     print("| sample | verdicts (kernel time) | flips | ratio eager÷compiled: min / median / max | "
@@ -70,6 +78,39 @@ def main() -> None:
             f"{statistics.median(took):.1f} |"
         )
     print(f"\nsamples that flipped between faster and slower: {flipped}")
+
+
+def null_experiment(samples, args) -> None:
+    import torch
+
+    from kscope.engine.target import prepare
+    from kscope.engine.timing import NOISE_FLOOR, ratios, time_both, verdict
+
+    device = torch.device(args.device)
+    print(f"# null experiment: each sample's eager function timed against itself, {args.runs} runs, "
+          f"{datetime.date.today()}, torch {torch.__version__}\n")
+    print("| sample | verdicts without the noise floor | with it (±10%) | median ratio: min / max | "
+          "middle half of the ratios: lowest low / highest high |")
+    print("|---|---|---|---|---|")
+    for path in samples:
+        target = prepare(str(path), None, device)
+
+        def call(target=target):
+            return target.fn(*target.args)
+
+        bare, floored, medians, lows, highs = Counter(), Counter(), [], [], []
+        for _ in range(args.runs):
+            t = time_both(call, call, device, round_s=0.001)
+            r = ratios(t.eager_kernel, t.compiled_kernel)
+            low, high = r.spread
+            bare["faster" if low > 1 else "slower" if high < 1 else "same"] += 1
+            floored[verdict(t.eager_kernel, t.compiled_kernel)] += 1
+            medians.append(r.median)
+            lows.append(low)
+            highs.append(high)
+        print(f"| {path.stem} | {dict(bare)} | {dict(floored)} | {min(medians):.3f} / {max(medians):.3f} | "
+              f"{min(lows):.3f} / {max(highs):.3f} |")
+    print(f"\nnoise floor in use: ±{NOISE_FLOOR:.0%}")
 
 
 if __name__ == "__main__":

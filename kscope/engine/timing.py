@@ -10,10 +10,12 @@ Eager and compiled calls alternate, round by round (in the order AB, BA, AB, ...
 change in the machine's load hits both alike. The spread is the interquartile range (the 25th to
 the 75th percentile). The verdict compares kernel times round by round: each round's eager ÷
 compiled ratio (the load of that moment hits both of its calls); "faster" when the middle half of
-those ratios lies above 1 (compiled faster in at least three rounds out of four), "slower" when it
-lies below 1, else "same within noise". It is bounded by time, whatever one call costs: at least
+those ratios lies above 1 + NOISE_FLOOR (compiled more than 10% faster in at least three rounds out
+of four), "slower" when it lies below 1 / (1 + NOISE_FLOOR), else "same within noise". It is
+bounded by time, whatever one call costs: at least
 FLOOR_ROUNDS rounds; then up to MIN_ROUNDS, and past them more, doubling, only while the verdict is
-undecided; never a block that would end past BUDGET_S seconds (measured from the rounds so far), and
+unsettled (neither faster nor slower, and the middle half of the ratios not yet inside the noise
+floor); never a block that would end past BUDGET_S seconds (measured from the rounds so far), and
 never more than MAX_ROUNDS. Call times (no verdict rests on them): MIN_ROUNDS rounds and until the
 slower mode has run CALL_MIN_S, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past CALL_BUDGET_S.
 
@@ -46,6 +48,10 @@ MAX_ROUNDS = 160
 BUDGET_S = 1.0
 """Seconds of kernel-time rounds past FLOOR_ROUNDS."""
 CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.005, 0.3, 200
+NOISE_FLOOR = 0.1
+"""A difference smaller than this never makes a verdict. Timing each sample's eager function
+against itself (benchmarks/timing_stability.py --null, 10 runs each) gave median pair ratios of
+0.96-1.03, and single runs whose middle half of ratios reached from 0.66 to 1.23."""
 BUSY = 0.2
 """Share of the timing in which some task waited for a CPU past which the verdict is "busy"."""
 FLUSH_BYTES = 256 << 20
@@ -77,11 +83,20 @@ def ratios(eager: Samples, compiled: Samples) -> Samples:
 def verdict(eager: Samples, compiled: Samples) -> str:
     """Compiled against eager, from calls timed in pairs: "faster", "slower" or "same within noise"."""
     low, high = ratios(eager, compiled).spread
-    if low > 1:
+    if low > 1 + NOISE_FLOOR:
         return "faster"
-    if high < 1:
+    if high < 1 / (1 + NOISE_FLOOR):
         return "slower"
     return "same within noise"
+
+
+def _settled(eager: Samples, compiled: Samples) -> bool:
+    """More rounds would not change the verdict: it is faster or slower, or the middle half of
+    the ratios already lies inside the noise floor."""
+    if verdict(eager, compiled) != "same within noise":
+        return True
+    low, high = ratios(eager, compiled).spread
+    return low > 1 / (1 + NOISE_FLOOR) and high < 1 + NOISE_FLOOR
 
 
 def per_call_kernel_us(summary: TraceSummary) -> dict[str, float]:
@@ -175,8 +190,7 @@ def time_both(
         e_kernel += [per_call.get(f"e{i}", 0.0) for i in range(base, base + rounds)]
         c_kernel += [per_call.get(f"c{i}", 0.0) for i in range(base, base + rounds)]
         done = len(e_kernel)
-        decided = verdict(Samples(tuple(e_kernel)), Samples(tuple(c_kernel))) != "same within noise"
-        if decided and done >= MIN_ROUNDS:
+        if done >= MIN_ROUNDS and _settled(Samples(tuple(e_kernel)), Samples(tuple(c_kernel))):
             break
         spent = time.perf_counter() - started
         affordable = int((BUDGET_S - spent) / (spent / done))
