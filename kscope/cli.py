@@ -31,7 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
     )
-    parser.add_argument("--calls", type=int, default=5, help="calls profiled per mode for the kernel rows")
+    parser.add_argument("--calls", type=int, default=5, help="calls profiled in the eager half's first look")
     parser.add_argument("--cold", action="store_true", help="flush the caches before each timed call")
     return parser.parse_args(argv)
 

@@ -20,8 +20,8 @@ never more than MAX_ROUNDS. Call times (no verdict rests on them): MIN_ROUNDS ro
 slower mode has run CALL_MIN_S, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past CALL_BUDGET_S.
 
 Other work on the machine changes the answer itself, not only its noise (on 2 cores, a busy core
-stalls every parallel kernel at its barriers: matmul + GELU measured 4% slower compiled on a quiet
-machine and 30% faster beside a busy loop). Where Linux says how long tasks waited for a CPU
+stalls every parallel kernel at its barriers: matmul + GELU measured the same speed compiled on a quiet
+machine and up to 35% faster beside a busy loop). Where Linux says how long tasks waited for a CPU
 (/proc/pressure/cpu), a timing during which that was more than BUSY of the time gets the verdict
 "busy": no faster or slower is claimed; the ratio is still given.
 """
