@@ -107,6 +107,7 @@ class FixedSession:
         self.report = report
         self.emit = None
         self.runs = 0
+        self.shown_runs: list[int] = []
 
     def __call__(self, spec, emit):
         self.emit = emit
@@ -123,6 +124,9 @@ class FixedSession:
         self.emit(SessionEvent("eager", self.runs, eager_only, at=100.2))
         self.emit(SessionEvent("report", self.runs, self.report, at=101.5))
         return self.runs
+
+    def shown(self, run_id):
+        self.shown_runs.append(run_id)  # a live session would let the worker time the modes now
 
     def stop(self):
         pass

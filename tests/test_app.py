@@ -52,6 +52,18 @@ def test_snapshot_generated_code_80x24(snap_compare):
     assert snap_compare(fixed_app(article_report()), terminal_size=(80, 24), run_before=select_code)
 
 
+def test_the_app_says_when_the_eager_half_is_on_screen():
+    # the worker times eager against compiled only then (RunRequest.settle): the app's own drawing
+    # must not compete with the timed calls
+    async def scenario():
+        app = fixed_app(article_report())
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _wait_for(pilot, lambda: app.session.shown_runs == [1], timeout=10)
+            assert app.query_one("#verdict").render().plain.startswith("2.7× faster")
+
+    asyncio.run(scenario())
+
+
 async def _wait_for(pilot, condition, timeout=90.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
