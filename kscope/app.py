@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 import time
+from dataclasses import replace
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -56,6 +57,8 @@ class KscopeApp(App):
     TITLE = "kscope"
     BINDINGS = [
         Binding("r", "rerun", "re-run"),
+        Binding("g", "grad('backward')", "fwd+bwd"),
+        Binding("n", "grad('no_grad')", "no_grad", show=False),
         Binding("q", "quit", "quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
@@ -139,6 +142,16 @@ class KscopeApp(App):
 
     def action_rerun(self) -> None:
         self.latest_run = self.session.request_run(coalesce=False)
+
+    def action_grad(self, switch: str) -> None:
+        """g: forward <-> forward + backward; n: as written <-> under no_grad. Re-runs at once;
+        what changed since the last save starts over (another kind of run is no baseline)."""
+        on = not getattr(self.spec, switch)
+        self.spec = replace(self.spec, backward=on and switch == "backward", no_grad=on and switch == "no_grad")
+        self.session.spec = self.spec
+        self.good = self.before = None
+        self.latest_run = self.session.request_run(coalesce=False)
+        self._refresh_status()
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
@@ -284,11 +297,12 @@ class KscopeApp(App):
             timeout=self.spec.timeout,
             stale=self.stale,
             breaks=len(compiled.graph_breaks) if compiled else 0,
+            grad="fwd+bwd" if self.spec.backward else "no_grad" if self.spec.no_grad else "",
         )
 
 
-def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int, cold: bool = False) -> int:
-    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls, cold))
+def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int, **switches: bool) -> int:
+    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls, **switches))
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.

@@ -33,7 +33,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--calls", type=int, default=5, help="calls profiled in the eager half's first look")
     parser.add_argument("--cold", action="store_true", help="flush the caches before each timed call")
+    grad = parser.add_mutually_exclusive_group()
+    grad.add_argument(
+        "--backward", action="store_true", help="run backward after the target too: forward and backward kernels"
+    )
+    grad.add_argument("--no-grad", action="store_true", help="run the target under torch.no_grad(): the inference graph")
     return parser.parse_args(argv)
+
+
+def switches(args: argparse.Namespace) -> dict[str, bool]:
+    """The run's switches, as the worker's RunRequest names them."""
+    return {"cold": args.cold, "backward": args.backward, "no_grad": args.no_grad}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_once_cli(path, name, args)
     from kscope.app import run_app  # textual is imported only for the live app
 
-    return run_app(path, name, device=args.device, timeout=args.timeout, calls=args.calls, cold=args.cold)
+    return run_app(path, name, device=args.device, timeout=args.timeout, calls=args.calls, **switches(args))
 
 
 def check_file(path: str) -> str | None:
@@ -68,7 +78,7 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     from kscope.once import run_once
 
     # With --json, stdout carries the JSON alone: the user's prints and logs go to stderr.
-    report = run_once(path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno(), cold=args.cold)
+    report = run_once(path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno(), **switches(args))
     code = EXIT_OK if report.ok else EXIT_RUN_FAILED
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2)

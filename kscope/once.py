@@ -10,17 +10,18 @@ from kscope.worker_client import Worker, WorkerDied
 
 
 def run_once(
-    file: str, target: str | None, device: str, timeout: float, calls: int, stdout=None, cold: bool = False
+    file: str, target: str | None, device: str, timeout: float, calls: int, stdout=None, **options: bool
 ) -> Report:
     """Run in a worker whose output goes to `stdout` (kscope's stderr for --json). A run past
-    `timeout` seconds (not counting torch's start-up) is stopped and reported."""
+    `timeout` seconds (not counting torch's start-up) is stopped and reported. `options`: the
+    RunRequest's switches (cold, backward, no_grad)."""
     worker = Worker(stdout=stdout, stderr=stdout)
     worker.start()
     base = Report(file=os.path.abspath(file), target=target or "")
     partial: Report | None = None
     try:
         worker.wait_ready()
-        worker.send({"file": file, "target": target, "device": device, "calls": calls, "cold": cold})
+        worker.send({"file": file, "target": target, "device": device, "calls": calls, **options})
         deadline = time.monotonic() + timeout
         while True:
             message = worker.read(max(0.0, deadline - time.monotonic()))

@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.report import Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
+from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
 from kscope.view import call_text, fmt_us, transfers_text
 
 
@@ -76,11 +76,20 @@ def header(report: Report) -> Text:
     text.append("kscope ", style="bold")
     text.append(where, style="bold cyan")
     text.append(f"  {device}  torch {report.torch_version}", style="dim")
+    if report.backward is not None:
+        text.append("\nforward + backward", style="bold magenta")
+        text.append(f": backward from {report.backward.loss}; gradients of {', '.join(report.backward.grads_of)}")
+    elif report.no_grad:
+        text.append("\nunder torch.no_grad()", style="bold magenta")
     return text
 
 
 def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
     table = Table(title=title, title_justify="left", expand=True, pad_edge=False)
+    phases = mode.phases if mode is not None else ()
+    tagged = len(phases) > 1 or any(p.phase != "forward" for p in phases)
+    if tagged:
+        table.add_column("phase", no_wrap=True)
     table.add_column("kernel", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
     for column in ("launches", "µs/call", "read", "written", "lines"):
         table.add_column(column, justify="right", no_wrap=True)
@@ -88,9 +97,15 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         table.add_row(Text("no result", style="red"), "", "", "", "", "")
         return table
     for k in mode.kernels:
-        table.add_row(*_kernel_cells(k))
+        table.add_row(*([PHASE_TAGS.get(k.phase, k.phase)] if tagged else []), *_kernel_cells(k))
     table.add_section()
+    for p in phases if tagged else ():
+        table.add_row(
+            PHASE_TAGS[p.phase], Text(f"{p.phase} per call", style="bold"), fmt_count(p.launches),
+            f"{p.kernel_time_us:.1f}", fmt_bytes(p.bytes_read), fmt_bytes(p.bytes_written), "",
+        )
     table.add_row(
+        *([""] if tagged else []),
         Text("per call", style="bold"),
         fmt_count(mode.launches),
         f"{mode.kernel_time_us:.1f}",
@@ -107,6 +122,7 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         traffic
         + (f", {mode.achieved_gbps:.1f} GB/s" if mode.achieved_gbps else "")
         + (f"; memcpy {mode.memcpy}, memset {mode.memset}" if mode.memcpy or mode.memset else "")
+        + (f"; {fmt_bytes(mode.bytes_saved)} written only for backward" if mode.bytes_saved else "")
     )
     return table
 

@@ -6,13 +6,17 @@ tests and exports. Nothing here imports torch, so the UI process can load it fre
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA = 2
+SCHEMA = 3
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
-median with its spread, beside the wall time of one call; the speedup carries a verdict."""
+median with its spread, beside the wall time of one call; the speedup carries a verdict.
+3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
+to read; each mode has per-phase totals; the Report says how backward was run (`backward`) and
+whether grad mode was off (`no_grad`)."""
+
+PHASES = ("forward", "backward", "optimizer")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,11 @@ class Kernel:
     """"kernel", or "extern" for a library call made by compiled code (aten::mm ...)."""
     what: str | None = None
     """What a kernel that runs none of the user's ops does ("copies x into channels-last layout")."""
+    phase: str = "forward"
+    """"forward", "backward" (run by autograd's engine) or "optimizer" (an optimizer's step)."""
+    bytes_saved: int = 0
+    """Of bytes_written, what a training forward writes only for backward to read: tensors
+    AOTAutograd saves that no other kernel of the forward reads (a ReLU's mask)."""
 
     @property
     def bytes_total(self) -> int | None:
@@ -48,6 +57,52 @@ class Kernel:
     @property
     def achieved_gbps(self) -> float | None:
         return gbps(self.bytes_total, self.time_us)
+
+
+@dataclass(frozen=True)
+class PhaseTotals:
+    """One phase of a mode: the sum of its kernels."""
+
+    phase: str
+    launches: float
+    bytes_read: int | None
+    bytes_written: int | None
+    kernel_time_us: float
+
+    @property
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
+
+
+def phase_totals(kernels: tuple[Kernel, ...] | list[Kernel]) -> tuple[PhaseTotals, ...]:
+    """Per phase that ran, in PHASES order: launches, bytes (unknown if any kernel's is) and time."""
+    out = []
+    for phase in PHASES:
+        mine = [k for k in kernels if k.phase == phase]
+        if not mine:
+            continue
+        read = [k.bytes_read for k in mine]
+        written = [k.bytes_written for k in mine]
+        out.append(
+            PhaseTotals(
+                phase,
+                sum(k.launches for k in mine),
+                None if None in read else sum(read),
+                None if None in written else sum(written),
+                sum(k.time_us for k in mine),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Backward:
+    """How kscope ran backward (--backward)."""
+
+    loss: str
+    """What backward started from, in words ("the sum of the floating outputs (2 tensors)")."""
+    grads_of: tuple[str, ...]
+    """The tensors gradients were taken for, in the user's names ("x", "fc1.weight")."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +162,18 @@ class ModeResult:
     @property
     def achieved_gbps(self) -> float | None:
         return gbps(self.bytes_total, self.kernel_time_us)
+
+    @property
+    def phases(self) -> tuple[PhaseTotals, ...]:
+        return phase_totals(self.kernels)
+
+    def phase(self, name: str) -> PhaseTotals | None:
+        return next((p for p in self.phases if p.phase == name), None)
+
+    @property
+    def bytes_saved(self) -> int:
+        """Bytes the forward writes only for backward to read (see Kernel.bytes_saved)."""
+        return sum(k.bytes_saved for k in self.kernels)
 
 
 @dataclass(frozen=True)
@@ -169,6 +236,10 @@ class Report:
     """The device's memory bandwidth, to judge achieved GB/s against."""
     peak_source: str = ""
     speedup: Speedup | None = None
+    backward: Backward | None = None
+    """Set when kscope ran backward after the target (--backward)."""
+    no_grad: bool = False
+    """The target ran under torch.no_grad() (--no-grad): the inference graph."""
     schema: int = SCHEMA
 
     @property
@@ -181,56 +252,15 @@ class Report:
         return nbytes / self.largest_input_bytes
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": self.schema,
-            "file": self.file,
-            "target": self.target,
-            "device": self.device,
-            "device_name": self.device_name,
-            "torch_version": self.torch_version,
-            "largest_input_bytes": self.largest_input_bytes,
-            "eager": _mode_to_dict(self.eager, compiled=False),
-            "compiled": _mode_to_dict(self.compiled, compiled=True),
-            "errors": [dataclasses.asdict(e) for e in self.errors],
-            "notes": list(self.notes),
-            "wall_s": round(self.wall_s, 3),
-            "peak_gbps": _round(self.peak_gbps),
-            "peak_source": self.peak_source,
-            "speedup": None
-            if self.speedup is None
-            else {
-                "ratio": round(self.speedup.ratio, 3),
-                "ratio_range": _pair(self.speedup.ratio_range),
-                "verdict": self.speedup.verdict,
-                "compares": "kernel time, eager and compiled calls timed in pairs: median of eager ÷ compiled",
-                "call_ratio": _round(self.speedup.call_ratio),
-                "cpu_waiting": _round(self.speedup.cpu_waiting),
-            },
-            "target_lines": list(self.target_lines) if self.target_lines else None,
-            "source": self.source,
-        }
+        from kscope.report_json import report_to_dict
+
+        return report_to_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Report:
-        return cls(
-            file=d["file"],
-            target=d["target"],
-            device=d.get("device", "cpu"),
-            device_name=d.get("device_name", ""),
-            torch_version=d.get("torch_version", ""),
-            largest_input_bytes=d.get("largest_input_bytes", 0),
-            eager=_mode_from_dict(d.get("eager")),
-            compiled=_mode_from_dict(d.get("compiled")),
-            errors=tuple(RunError(**e) for e in d.get("errors", ())),
-            notes=tuple(d.get("notes", ())),
-            wall_s=d.get("wall_s", 0.0),
-            source=d.get("source", ""),
-            target_lines=tuple(d["target_lines"]) if d.get("target_lines") else None,
-            peak_gbps=d.get("peak_gbps"),
-            peak_source=d.get("peak_source", ""),
-            speedup=_speedup_from_dict(d.get("speedup")),
-            schema=d.get("schema", SCHEMA),
-        )
+        from kscope.report_json import report_from_dict
+
+        return report_from_dict(d)
 
 
 def add_known(a: int | None, b: int | None) -> int | None:
@@ -243,112 +273,6 @@ def gbps(nbytes: int | None, time_us: float) -> float | None:
     if nbytes is None or time_us <= 0 or nbytes <= 0:
         return None
     return nbytes / (time_us * 1e3)
-
-
-def _num(x: float) -> float | int:
-    return int(x) if float(x).is_integer() else round(x, 3)
-
-
-def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | None:
-    if m is None:
-        return None
-    out: dict[str, Any] = {
-        "launches": _num(m.launches),
-        "bytes_read": m.bytes_read,
-        "bytes_written": m.bytes_written,
-        "kernel_time_us": round(m.kernel_time_us, 3),
-        "kernel_time_us_range": _pair(m.kernel_time_us_range),
-        "call_time_us": _round(m.call_time_us),
-        "call_time_us_range": _pair(m.call_time_us_range),
-        "repetitions": {"kernel": m.kernel_samples, "call": m.call_samples},
-        "achieved_gbps": _round(m.achieved_gbps),
-        "memcpy": m.memcpy,
-        "memset": m.memset,
-        "calls": m.calls,
-        "traffic_source": m.traffic_source,
-        "kernels": [_kernel_to_dict(k) for k in m.kernels],
-    }
-    if compiled:
-        out["compile_s"] = None if m.compile_s is None else round(m.compile_s, 3)
-        out["graphs"] = m.graphs
-        out["graph_breaks"] = [dataclasses.asdict(b) for b in m.graph_breaks]
-        out["recompiles"] = [dataclasses.asdict(r) for r in m.recompiles]
-    return out
-
-
-def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
-    return {
-        "name": k.name,
-        "kind": k.kind,
-        "launches": _num(k.launches),
-        "time_us": round(k.time_us, 3),
-        "bytes_read": k.bytes_read,
-        "bytes_written": k.bytes_written,
-        "achieved_gbps": _round(k.achieved_gbps),
-        "fused": k.fused,
-        "ops": list(k.ops),
-        "what": k.what,
-        "lines": list(k.lines),
-        "code": k.code,
-    }
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
-
-
-def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
-    if not d:
-        return None
-    low_high = d.get("ratio_range")
-    return Speedup(
-        d["ratio"], d["verdict"], d.get("call_ratio"), tuple(low_high) if low_high else None, d.get("cpu_waiting")
-    )
-
-
-def _pair(x: tuple[float, float] | None) -> list[float] | None:
-    return None if x is None else [round(x[0], 3), round(x[1], 3)]
-
-
-def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
-    if d is None:
-        return None
-    kernels = tuple(
-        Kernel(
-            name=k["name"],
-            kind=k.get("kind", "kernel"),
-            launches=k["launches"],
-            time_us=k["time_us"],
-            bytes_read=k["bytes_read"],
-            bytes_written=k["bytes_written"],
-            fused=k.get("fused", False),
-            ops=tuple(k.get("ops", ())),
-            lines=tuple(k.get("lines", ())),
-            code=k.get("code"),
-            what=k.get("what"),
-        )
-        for k in d.get("kernels", ())
-    )
-    return ModeResult(
-        launches=d["launches"],
-        bytes_read=d["bytes_read"],
-        bytes_written=d["bytes_written"],
-        kernel_time_us=d["kernel_time_us"],
-        kernels=kernels,
-        memcpy=d.get("memcpy", 0),
-        memset=d.get("memset", 0),
-        calls=d.get("calls", 1),
-        compile_s=d.get("compile_s"),
-        graphs=d.get("graphs"),
-        graph_breaks=tuple(GraphBreak(**b) for b in d.get("graph_breaks", ())),
-        recompiles=tuple(Recompile(**r) for r in d.get("recompiles", ())),
-        traffic_source=d.get("traffic_source", ""),
-        kernel_time_us_range=tuple(d["kernel_time_us_range"]) if d.get("kernel_time_us_range") else None,
-        call_time_us=d.get("call_time_us"),
-        call_time_us_range=tuple(d["call_time_us_range"]) if d.get("call_time_us_range") else None,
-        kernel_samples=(d.get("repetitions") or {}).get("kernel", 0),
-        call_samples=(d.get("repetitions") or {}).get("call", 0),
-    )
 
 
 def fmt_bytes(n: float | None) -> str:
@@ -365,17 +289,35 @@ def fmt_count(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
 
 
+PHASE_TAGS = {"forward": "fwd", "backward": "bwd", "optimizer": "opt"}
+
+
+def phase_launches(report: Report) -> str:
+    """"fwd 4 → 2 · bwd 9 → 5" when more than the forward ran, else ""."""
+    e, c = report.eager, report.compiled
+    ran = [p for p in PHASES if any(m and m.phase(p) for m in (e, c))]
+    if ran == ["forward"] or not ran or e is None:
+        return ""
+
+    def count(mode: ModeResult | None, phase: str) -> str:
+        if mode is None:
+            return "…"
+        totals = mode.phase(phase)
+        return fmt_count(totals.launches if totals else 0)
+
+    return " · ".join(f"{PHASE_TAGS[p]} {count(e, p)} → {count(c, p)}" for p in ran)
+
+
 def summary_line(report: Report) -> str:
-    """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%."""
+    """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%
+    (launches per phase when backward ran: "launches fwd 2 → 1 · bwd 2 → 2, traffic …")."""
     e, c = report.eager, report.compiled
     if e is None:
         return "no result"
     if c is None:
         return f"launches {fmt_count(e.launches)}, traffic {fmt_bytes(e.bytes_total)} (compiled: no result)"
-    text = (
-        f"launches {fmt_count(e.launches)} → {fmt_count(c.launches)}, "
-        f"traffic {fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}"
-    )
+    launches = phase_launches(report) or f"{fmt_count(e.launches)} → {fmt_count(c.launches)}"
+    text = f"launches {launches}, traffic {fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}"
     if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"
@@ -383,17 +325,23 @@ def summary_line(report: Report) -> str:
 
 
 __all__ = [
+    "PHASES",
+    "PHASE_TAGS",
     "SCHEMA",
+    "Backward",
     "GraphBreak",
-    "add_known",
     "Kernel",
     "ModeResult",
-    "Report",
+    "PhaseTotals",
     "Recompile",
+    "Report",
     "RunError",
     "Speedup",
+    "add_known",
     "fmt_bytes",
     "fmt_count",
     "gbps",
+    "phase_launches",
+    "phase_totals",
     "summary_line",
 ]

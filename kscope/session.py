@@ -84,6 +84,10 @@ class RunSpec:
     calls: int = 5
     cold: bool = False
     """Flush the caches before each timed call."""
+    backward: bool = False
+    """Run backward after the target (forward + backward kernels)."""
+    no_grad: bool = False
+    """Run the target under torch.no_grad() (the inference graph)."""
 
 
 class LiveSession:
@@ -332,7 +336,7 @@ class LiveSession:
         try:
             request_id = worker.send(
                 {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
-                 "cold": spec.cold, "settle": True}
+                 "cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "settle": True}
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))

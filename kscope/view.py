@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kscope.report import Kernel, ModeResult, Report, fmt_bytes, fmt_count
+from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count
+
 
 @dataclass(frozen=True)
 class KernelRow:
@@ -15,15 +16,23 @@ class KernelRow:
     traffic: str
     fused: bool
     change: str = ""
+    tag: str = ""
+    """"fwd", "bwd" or "opt" when the mode ran more than a forward; else ""."""
+
+
+def row_key(k: Kernel) -> str:
+    """A row's identity within a mode: its name, and its phase past the forward (an mm runs in both)."""
+    return k.name if k.phase == "forward" else f"{k.phase}:{k.name}"
 
 
 def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> list[KernelRow]:
     if mode is None:
         return []
-    before = {k.name: k for k in previous.kernels} if previous else {}
+    before = {row_key(k): k for k in previous.kernels} if previous else {}
+    tagged = any(k.phase != "forward" for k in mode.kernels)
     rows = []
     for k in mode.kernels:
-        old = before.get(k.name)
+        old = before.get(row_key(k))
         if previous is None:
             change = ""
         elif old is None:
@@ -34,13 +43,14 @@ def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> 
             change = ""
         rows.append(
             KernelRow(
-                key=k.name,
+                key=row_key(k),
                 name=k.name,
                 launches=fmt_count(k.launches),
                 time=f"{k.time_us:.1f}",
                 traffic=fmt_bytes(k.bytes_total),
                 fused=k.fused,
                 change=change,
+                tag=PHASE_TAGS.get(k.phase, k.phase) if tagged else "",
             )
         )
     return rows
@@ -50,8 +60,8 @@ def vanished(mode: ModeResult | None, previous: ModeResult | None) -> list[str]:
     """Kernel names the previous report had and this one has not."""
     if mode is None or previous is None:
         return []
-    now = {k.name for k in mode.kernels}
-    return [k.name for k in previous.kernels if k.name not in now]
+    now = {row_key(k) for k in mode.kernels}
+    return [k.name for k in previous.kernels if row_key(k) not in now]
 
 
 def transfers_text(report: Report, nbytes: int | None) -> str:
@@ -71,14 +81,17 @@ def saving(report: Report) -> str:
 def kernel_detail(k: Kernel, peak: float | None = None) -> str:
     """Four short lines for a selected kernel: full name, ops (or what it does), lines and
     bandwidth, figures."""
-    where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "—")
+    where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "no line")
     bandwidth = of_peak(k.achieved_gbps, peak)
+    saved = f" ({fmt_bytes(k.bytes_saved)} only for backward)" if k.bytes_saved else ""
+    phase = f"{k.phase} · " if k.phase != "forward" or k.bytes_saved else ""
     return "\n".join(
         [
             k.name,
             "ops: " + (", ".join(k.ops) if k.ops else k.what or "—"),
             where + (f" · {bandwidth}" if bandwidth else ""),
-            f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)} · W {fmt_bytes(k.bytes_written)}",
+            f"{phase}{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)}"
+            f" · W {fmt_bytes(k.bytes_written)}{saved}",
         ]
     )
 

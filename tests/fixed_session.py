@@ -1,6 +1,6 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
-from kscope.report import GraphBreak, Kernel, ModeResult, Report, Speedup
+from kscope.report import Backward, GraphBreak, Kernel, ModeResult, Report, Speedup
 from kscope.session import SessionEvent
 
 F32 = 4
@@ -98,6 +98,38 @@ def graph_break_report(file: str = "/work/branchy.py") -> Report:
         ),
     )
     return replace(r, target="branchy", compiled=compiled)
+
+
+def backward_report(file: str = "/work/add_relu.py") -> Report:
+    """The article's example with --backward, figures as tests/test_backward.py derives them
+    (1M elements: the mask relu's backward reads is 1 byte each), times hand-made."""
+    from dataclasses import replace
+
+    r, n, mask = article_report(file), N * F32, N
+
+    def mode(kernels, launches, time_us):
+        return replace(
+            r.eager if kernels[0].kind == "op" else r.compiled, launches=launches, kernel_time_us=time_us,
+            bytes_read=sum(k.bytes_read for k in kernels), bytes_written=sum(k.bytes_written for k in kernels),
+            kernels=tuple(kernels),
+        )
+
+    eager = mode([
+        Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(7,), kind="op"),
+        Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(7,), kind="op"),
+        Kernel("ReluBackward0 › threshold_backward", 1, 240.0, 2 * n, n, ops=("aten.threshold_backward",),
+               lines=(7,), kind="op", phase="backward"),
+        Kernel("AccumulateGrad › copy_", 1, 160.0, n, n, ops=("aten.copy_",), kind="op", phase="backward"),
+    ], 4, 812.0)
+    compiled = mode([
+        Kernel("cpp_fused_add_relu_threshold_backward_0", 1, 170.0, 2 * n, n + mask, True,
+               ("aten.add", "aten.relu", "aten.le"), (7,), CPP_CODE, "kernel", bytes_saved=mask),
+        Kernel("cpp_fused_threshold_backward_0", 1, 150.0, n + mask, n, True, ("aten.where",), (7,), CPP_CODE,
+               "kernel", phase="backward"),
+        Kernel("AccumulateGrad › copy_", 1, 160.0, n, n, kind="op", phase="backward"),
+    ], 3, 480.0)
+    return replace(r, eager=eager, compiled=compiled, speedup=Speedup(812.0 / 480.0, "faster", 1.6),
+                   backward=Backward("a gradient of ones for the output, as for their sum", ("a", "b")))
 
 
 class FixedSession:

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from conftest import SAMPLES
-from fixed_session import FixedSession, article_report, graph_break_report
+from fixed_session import FixedSession, article_report, backward_report, graph_break_report
 from kscope.app import KscopeApp
 from kscope.session import RunSpec
 from kscope.widgets.code import CodePane
@@ -15,13 +15,18 @@ from kscope.widgets.kernels import KernelTable
 from kscope.widgets.source import SourcePane
 
 
-def fixed_app(report, file="/work/add_relu.py"):
-    return KscopeApp(RunSpec(file, None, "cpu", 60.0, 5), session_factory=FixedSession(report), watch=False)
+def fixed_app(report, file="/work/add_relu.py", **switches):
+    return KscopeApp(RunSpec(file, None, "cpu", 60.0, 5, **switches), session_factory=FixedSession(report), watch=False)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_snapshot_article(snap_compare, size):
     assert snap_compare(fixed_app(article_report()), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_snapshot_forward_and_backward(snap_compare, size):
+    assert snap_compare(fixed_app(backward_report(), backward=True), terminal_size=size)
 
 
 def test_snapshot_graph_break_120x40(snap_compare):
@@ -111,3 +116,37 @@ def test_save_changes_the_kernels_on_screen(tmp_path):
             import os
 
             os.kill(pid, 0)
+
+
+@pytest.mark.slow
+def test_g_runs_forward_and_backward_and_back(tmp_path):
+    # the article's sample: its inputs do not require grad, so kscope makes them (and says so)
+    target = tmp_path / "add_relu.py"
+    shutil.copy(SAMPLES / "add_relu.py", target)
+    app = KscopeApp(RunSpec(str(target), None, "cpu", 60.0, 3))
+
+    def phases():
+        table = app.query_one("#compiled-kernels", KernelTable)
+        return {k.phase for k in table.mode.kernels} if table.mode and app.run_started is None else set()
+
+    def status():
+        return app.query_one("#status").render().plain
+
+    async def scenario():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _wait_for(pilot, lambda: phases() == {"forward"})
+            assert "fwd+bwd" not in status()
+            await pilot.press("g")
+            assert "fwd+bwd" in status(), "the status line says which, at once"
+            await _wait_for(pilot, lambda: phases() == {"forward", "backward"})
+            assert app.shown.backward is not None and app.shown.backward.grads_of == ("a", "b")
+            assert "fwd 2 → 1 · bwd" in app.query_one("#summary").render().plain
+            table = app.query_one("#eager-kernels DataTable")
+            tags = {str(table.get_row_at(i)[0]).split()[0] for i in range(table.row_count)}
+            assert tags == {"fwd", "bwd"}
+            await pilot.press("g")
+            await _wait_for(pilot, lambda: phases() == {"forward"})
+            assert "fwd+bwd" not in status() and app.shown.backward is None
+        app.shutdown()
+
+    asyncio.run(scenario())

@@ -200,3 +200,40 @@ def test_cache_hit_gives_the_right_bytes_with_and_without_kscope_store(tmp_path,
     third = run(RunRequest(str(path), device="cpu", calls=2))
     assert (third.compiled.bytes_read, third.compiled.bytes_written) == (n, n)
     assert "recompiled without inductor's cache" in third.compiled.traffic_source
+
+
+def test_backward_phases_equal_inductors_count_for_each_graph_fresh_and_from_its_cache(tmp_path, monkeypatch):
+    """--backward: the forward phase is inductor's count for the forward graph, the backward phase
+    for the backward graph (compiled lazily, at the first backward), also when both come from
+    inductor's caches. A second file with the same graph must not get the first file's lines."""
+    source = """
+        import torch
+
+        def layer(x, w):
+            return torch.relu(x @ w)
+
+        def inputs(device):
+            return torch.randn(32, 48, device=device), torch.randn(48, 16, device=device, requires_grad=True)
+        """
+    x, w = torch.randn(32, 48), torch.randn(48, 16, requires_grad=True)
+    configure_inductor()
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
+        enable_autograd_cache=False
+    ), capture_inductor() as graphs:
+        torch.compile(lambda x, w: torch.relu(x @ w))(x, w).backward(torch.ones(32, 16))
+    forward, backward = graphs
+    assert not forward.backward and backward.backward
+
+    monkeypatch.setattr(engine_run, "_store", TrafficStore(tmp_path / "store"))
+    reports = []
+    for name in ("first.py", "second.py", "second.py"):  # the last one: every cache hits
+        path = write_target(tmp_path, source, name)
+        reports.append((path, run(RunRequest(str(path), device="cpu", calls=2, backward=True))))
+    for path, r in reports:
+        assert not r.errors, r.errors
+        assert r.compiled.phase("forward").bytes_total == forward.inductor_total
+        assert r.compiled.phase("backward").bytes_total == backward.inductor_total
+        line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "relu(x @ w)" in text)
+        assert all(k.lines == (line,) for k in r.compiled.kernels), [(k.name, k.lines) for k in r.compiled.kernels]
+    assert "2 graph(s) from inductor's cache" in reports[-1][1].compiled.traffic_source

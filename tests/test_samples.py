@@ -162,6 +162,34 @@ def check_softmax(r, path, inputs):
     assert set().union(*(fused_ops(k) for k in kernels)) == {"max", "sub", "exp", "sum", "div"}
 
 
+def check_train_mlp(r, path, inputs):
+    """Eager: 3 forward launches (two addmm, gelu) and 6 backward ones (three mm for the gradients,
+    the GELU derivative, two bias sums). Compiled: the matmuls stay library calls, and inductor fuses
+    the GELU derivative with a bias gradient's sum into one backward kernel."""
+    e, c = r.eager, r.compiled
+    assert (e.phase("forward").launches, e.phase("backward").launches) == (3, 6)
+    backward = [k for k in c.kernels if k.phase == "backward"]
+    (mm,) = [k for k in backward if k.kind == "extern"]
+    assert mm.name == "aten::mm" and mm.launches == 3
+    (fused,) = [k for k in backward if k.kind == "kernel" and "gelu" in fused_ops(k)]
+    assert {"gelu", "backward", "sum"} <= fused_ops(fused), fused.name
+    assert c.phase("backward").launches == 5
+
+
+def check_train_step(r, path, inputs):
+    """torch.compile breaks the graph at `loss.backward()`; autograd then runs the compiled
+    backward graph, and the optimizer's step is compiled on its own into one kernel per parameter
+    group, where eager launches a dozen small ops per parameter."""
+    e, c = r.eager, r.compiled
+    (brk,) = c.graph_breaks
+    assert brk.line == line_of(path, "    loss.backward()")
+    assert any(k.phase == "backward" and k.kind == "kernel" for k in c.kernels)
+    (step,) = [k for k in c.kernels if k.phase == "optimizer"]
+    assert step.kind == "kernel" and step.fused
+    parameters = 4  # two Linear layers: weight and bias each
+    assert e.phase("optimizer").launches >= 5 * parameters  # AdamW, one tensor at a time on the CPU
+
+
 CLAIMS = {
     "add_relu.py": check_add_relu,
     "chain.py": check_chain,
@@ -170,7 +198,11 @@ CLAIMS = {
     "matmul_gelu.py": check_matmul_gelu,
     "reduction.py": check_reduction,
     "softmax.py": check_softmax,
+    "train_mlp.py": check_train_mlp,
+    "train_step.py": check_train_step,
 }
+SWITCHES = {"train_mlp.py": {"backward": True}}
+"""Samples meant to be run with a switch (their docstring says which)."""
 
 
 def test_every_claim_check_has_its_sample():
@@ -184,7 +216,7 @@ def test_sample_does_what_its_docstring_says(name):
     assert check, f"samples/{name} has no check of its docstring's claim: add one to CLAIMS in {__file__}"
     path = SAMPLES / name
     assert path.read_text().startswith('"""'), f"samples/{name}: no docstring saying what it teaches"
-    report = run(RunRequest(str(path), None, "cpu", calls=2))
+    report = run(RunRequest(str(path), None, "cpu", calls=2, **SWITCHES.get(name, {})))
     assert not report.errors, report.errors
     assert report.eager is not None and report.compiled is not None
     check(report, path, sample_inputs(path))

@@ -299,9 +299,8 @@ def test_a_training_step_has_bytes_for_its_forward_and_backward_kernels(tmp_path
         """,
     )
     x, w, h = 64 * 96 * F32, 96 * 32 * F32, 64 * 32 * F32
-    compiled = {k.name: k for k in r.compiled.kernels}
-    forward_mm = next(k for name, k in compiled.items() if name.startswith("aten::mm") and "backward" not in name)
-    backward_mm = next(k for name, k in compiled.items() if name.startswith("aten::mm") and "backward" in name)
+    mms = {k.phase: k for k in r.compiled.kernels if k.name == "aten::mm"}
+    forward_mm, backward_mm = mms["forward"], mms["backward"]
     assert (forward_mm.bytes_read, forward_mm.bytes_written) == (x + w, h)
     assert (backward_mm.bytes_read, backward_mm.bytes_written) == (x + h, w)  # grad_w = x^T @ grad_h
     assert r.compiled.graph_breaks and all(k.bytes_read is not None for k in r.compiled.kernels)

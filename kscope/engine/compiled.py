@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import os
 import re
 import time
 from collections import defaultdict
@@ -10,16 +10,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from torch._inductor.custom_graph_pass import CustomGraphPass
 
+from kscope.engine.breaks import plain_break
 from kscope.engine.eager import EagerRun, launch_label, total
-from kscope.engine.inductor_capture import Capture, GraphCapture, TrafficStore, capture_inductor
+from kscope.engine.inductor_capture import (
+    Capture,
+    GraphCapture,
+    TrafficStore,
+    capture_inductor,
+)
 from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.profiling import synchronize
-from kscope.engine.provenance import CompiledKernel, compiled_kernels, same_file, user_name
+from kscope.engine.provenance import (
+    CompiledKernel,
+    compiled_kernels,
+    same_file,
+    user_name,
+)
+from kscope.engine.source_key import SourceKeys
 from kscope.engine.target import Target
 from kscope.engine.timing import Timed
-from kscope.engine.breaks import plain_break
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
 
 WARMUP_CALLS = 2
@@ -29,42 +39,27 @@ class CompileFailed(Exception):
     """torch.compile raised; the eager half stays valid."""
 
 
-class _SourceKey(CustomGraphPass):
-    """A pass that changes nothing and only adds, through its uuid, the user's stack traces of the
-    graph's ops to inductor's cache key. Inductor caches a graph's provenance (file, line, code)
-    with its code, and its key ignores where the ops came from: without this, a hit could point
-    kernels at another file with the same graph, or at the lines of an earlier save."""
-
-    def __init__(self, key: str):
-        self.key = key
-
-    def __call__(self, graph) -> None:
-        return None
-
-    def uuid(self) -> str:
-        return self.key
-
-
-def _source_key(gm) -> str:
-    traces = "\n".join(node.meta.get("stack_trace") or "" for node in gm.graph.nodes)
-    return hashlib.sha256(traces.encode()).hexdigest()
-
-
 class _RecordingBackend:
     """Inductor, plus a note of each graph dynamo hands it and why the graph ended."""
 
     def __init__(self, user_file: str):
         self.user_file = user_file
+        self.keys = SourceKeys()
         self.graphs = 0
         self.breaks: list[GraphBreak] = []
         self.inputs: dict[str, list[str]] = {}
         """compile id -> the graph's inputs in order, in the user's names ("x", "conv1.weight")."""
+        self.optimizer: set[str] = set()
+        """Compile ids of graphs traced from an optimizer's step (their ops' stack traces run
+        through torch/optim): under torch.compile the step's profiler marker is dropped."""
 
     def __call__(self, gm, example_inputs):
         from torch._inductor.compile_fx import compile_fx
 
         self.graphs += 1
         cid = torch._guards.CompileContext.current_compile_id()
+        if cid is not None and any(_OPTIM in (n.meta.get("stack_trace") or "") for n in gm.graph.nodes):
+            self.optimizer.add(f"{cid.frame_id}/{cid.frame_compile_id}")
         if cid is not None:
             self.inputs[f"{cid.frame_id}/{cid.frame_compile_id}"] = [
                 user_name(_source_name(n.meta.get("grapharg"))) or n.name
@@ -85,10 +80,11 @@ class _RecordingBackend:
                     hint=hint,
                 )
             )
-        if torch._inductor.config.post_grad_custom_post_pass is not None:
-            return compile_fx(gm, example_inputs)  # the user's own pass: leave it alone
-        with torch._inductor.config.patch(post_grad_custom_post_pass=_SourceKey(_source_key(gm))):
+        with self.keys.forward(gm):
             return compile_fx(gm, example_inputs)
+
+
+_OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
 
 
 def _source_name(grapharg) -> str:
@@ -120,13 +116,10 @@ def run_compiled(
     profiled rounds are also what the compiled rows are made of (no profile of its own)."""
     torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
     backend = _RecordingBackend(user_file)
-    compiled = torch.compile(target.fn, backend=backend)
-
-    def call():
-        return compiled(*target.args)
+    call = target.runner(torch.compile(target.fn, backend=backend))
 
     # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
-    with capture_inductor() as graphs:
+    with capture_inductor() as graphs, backend.keys.backward():
         start = time.perf_counter()
         try:
             call()
@@ -157,7 +150,8 @@ def run_compiled(
         )
         for g in graphs
     ]
-    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch)
+    phases = ["backward" if g.backward else "optimizer" if g.compile_id in backend.optimizer else "forward" for g in graphs]
+    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch, phases)
     if unknown:
         notes.append(
             f"compiled: bytes unknown for {', '.join(unknown)}: "
@@ -221,10 +215,11 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) ->
         source += f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else ""
     else:
         torch._dynamo.reset()
+        again = _RecordingBackend("")
         with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
             enable_autograd_cache=False
-        ), capture_inductor() as fresh:
-            torch.compile(target.fn, backend=_RecordingBackend(""))(*target.args)
+        ), capture_inductor() as fresh, again.keys.backward():
+            target.runner(torch.compile(target.fn, backend=again))()
             synchronize(device)
         for g in fresh:
             if g.code and g.nodes is not None:
@@ -255,8 +250,15 @@ def _graph_of_call(call: str | None, names: set[str], graphs: Capture, kernels_o
 
 
 def _kernel_rows(
-    timed: TraceSummary, calls: int, graphs: Capture, kernels_of: list[list[CompiledKernel]], eager_per_launch: dict
+    timed: TraceSummary,
+    calls: int,
+    graphs: Capture,
+    kernels_of: list[list[CompiledKernel]],
+    eager_per_launch: dict,
+    graph_phases: list[str] | None = None,
 ) -> tuple[list[Kernel], list[str]]:
+    """One row per (graph, phase, name). A launch's phase is its graph's (backward graph,
+    optimizer step) when it ran in one, else what the trace says (see kernels)."""
     names_under: dict[str | None, set[str]] = defaultdict(set)
     for launch in timed.launches:
         names_under[launch.call].add(launch.name)
@@ -266,12 +268,14 @@ def _kernel_rows(
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
         name = launch_label(launch) if launch.call is None else launch.name
-        groups.setdefault((graph_of[launch.call], name), []).append(launch)
+        graph = graph_of[launch.call]
+        phase = graph_phases[graph] if graph is not None and graph_phases else launch.phase
+        groups.setdefault((graph, phase, name), []).append(launch)
     per_name = defaultdict(set)
-    for graph, name in groups:
-        per_name[name].add(graph)
+    for graph, phase, name in groups:
+        per_name[phase, name].add(graph)
     rows, unknown = [], []
-    for (graph, name), launches in groups.items():
+    for (graph, phase, name), launches in groups.items():
         kernels = kernels_of[graph] if graph is not None else []
         # On CUDA a library kernel (a cuBLAS gemm) is known by the ATen op that launched it.
         matches = [k for k in kernels if k.name == name] or [
@@ -279,6 +283,7 @@ def _kernel_rows(
         ]
         per_call = len(launches) / calls
         read = written = None
+        saved = 0
         lines = {line for k in matches for line in k.lines}
         if matches and all(k.bytes_read is not None for k in matches):
             # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
@@ -286,13 +291,14 @@ def _kernel_rows(
             firsts = _first_of_each_owner(launches) / calls
             read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
             written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
-        elif not matches and name in eager_per_launch:
-            one_read, one_written, eager_lines = eager_per_launch[name]
+            saved = round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+        elif not matches and (phase, name) in eager_per_launch:
+            one_read, one_written, eager_lines = eager_per_launch[phase, name]
             read, written = round(one_read * per_call), round(one_written * per_call)
             lines.update(eager_lines)
         if read is None:
             unknown.append(name)
-        label = name if len(per_name[name]) == 1 or graph is None else f"{name} [{_graph_label(graphs[graph])}]"
+        label = name if len(per_name[phase, name]) == 1 or graph is None else f"{name} [{graphs[graph].compile_id}]"
         rows.append(
             Kernel(
                 name=label,
@@ -306,6 +312,8 @@ def _kernel_rows(
                 code=next((k.code for k in matches if k.code), None),
                 kind=launches[0].kind,
                 what=next((k.what for k in matches if k.what), None),
+                phase=phase,
+                bytes_saved=saved,
             )
         )
     return rows, unknown
@@ -319,6 +327,3 @@ def _first_of_each_owner(launches: list[Launch]) -> int:
         seen.add(launch.owner)
     return firsts
 
-
-def _graph_label(g: GraphCapture) -> str:
-    return f"{g.compile_id}{' backward' if g.backward else ''}"

@@ -21,17 +21,16 @@ WARMUP_CALLS = 2
 @dataclass(frozen=True)
 class EagerRun:
     result: ModeResult
-    per_launch: dict[str, tuple[int, int, tuple[int, ...]]]
-    """Launch name -> (bytes read, bytes written, lines) of one launch: the compiled half uses them
-    for ops that run outside any compiled graph."""
+    per_launch: dict[tuple[str, str], tuple[int, int, tuple[int, ...]]]
+    """(phase, launch name) -> (bytes read, bytes written, lines) of one launch: the compiled half
+    uses them for ops that run outside any compiled graph."""
     dispatched: frozenset[str]
     """The ops the dispatcher ran: what decides which op of a composite is a launch."""
     notes: tuple[str, ...] = ()
 
 
 def run_eager(target: Target, device: torch.device, calls: int, user_file: str) -> EagerRun:
-    def call():
-        return target.fn(*target.args)
+    call = target.runner()
 
     for _ in range(WARMUP_CALLS):
         call()
@@ -53,11 +52,11 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
     by_owner: dict[int, list] = defaultdict(list)
     for op in mode.ops:
         by_owner[accounting.markers.get(op.marker, -1)].append(op)
-    per_name = _accounted_per_name(accounting, by_owner)
-    kernels = aggregate(timed, calls, lambda name: per_name.get(name, (None, None, ())), fused=False)
-    counts: dict[str, int] = defaultdict(int)
+    per_name = _accounted_per_name(accounting, by_owner, {op.marker: op.line for op in mode.ops})
+    kernels = aggregate(timed, calls, lambda key: per_name.get(key, (None, None, ())), fused=False)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
     for launch in accounting.launches:
-        counts[launch_label(launch)] += 1
+        counts[launch.phase, launch_label(launch)] += 1
     per_launch = {
         name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in per_name.items()
     }
@@ -98,13 +97,21 @@ def total(values) -> int | None:
     return None if any(v is None for v in values) else sum(values)
 
 
-def _accounted_per_name(accounting: TraceSummary, by_owner: dict[int, list]) -> dict[str, tuple[int, int, tuple]]:
-    """Launch name -> (bytes read, bytes written, lines) over one call. On CUDA an op that
-    launches several kernels has its bytes given to the first of them."""
-    out: dict[str, list] = {}
+def _accounted_per_name(
+    accounting: TraceSummary, by_owner: dict[int, list], line_of_marker: dict[int, int | None]
+) -> dict[tuple[str, str], tuple[int, int, tuple]]:
+    """(phase, launch name) -> (bytes read, bytes written, lines) over one call. On CUDA an op
+    that launches several kernels has its bytes given to the first of them. A backward op has no
+    line of its own (autograd's engine runs it): it gets the lines of the forward op it
+    differentiates, tied by autograd's sequence number."""
+    out: dict[tuple[str, str], list] = {}
     seen_owner: set[int] = set()
     for launch in accounting.launches:
-        entry = out.setdefault(launch_label(launch), [0, 0, set()])
+        entry = out.setdefault((launch.phase, launch_label(launch)), [0, 0, set()])
+        if launch.seq is not None:
+            entry[2].update(
+                line for m in accounting.forward_seq.get(launch.seq, ()) if (line := line_of_marker.get(m)) is not None
+            )
         if launch.owner is None or launch.owner in seen_owner:
             continue
         seen_owner.add(launch.owner)
@@ -113,17 +120,17 @@ def _accounted_per_name(accounting: TraceSummary, by_owner: dict[int, list]) -> 
             entry[1] += op.written
             if op.line is not None:
                 entry[2].add(op.line)
-    return {name: (r, w, tuple(sorted(lines))) for name, (r, w, lines) in out.items()}
+    return {key: (r, w, tuple(sorted(lines))) for key, (r, w, lines) in out.items()}
 
 
 def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Kernel]:
     """Group launches by name, in order of first launch; figures per call."""
-    groups: dict[str, list[Launch]] = {}
+    groups: dict[tuple[str, str], list[Launch]] = {}
     for launch in timed.launches:
-        groups.setdefault(launch_label(launch), []).append(launch)
+        groups.setdefault((launch.phase, launch_label(launch)), []).append(launch)
     kernels = []
-    for name, launches in groups.items():
-        read, written, lines = info(name)
+    for (phase, name), launches in groups.items():
+        read, written, lines = info((phase, name))
         ops = tuple(dict.fromkeys(x.owner_name for x in launches if x.owner_name and x.owner_name != name))
         kernels.append(
             Kernel(
@@ -136,6 +143,7 @@ def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Ker
                 ops=tuple(op.replace("::", ".") for op in (ops or (name,))),
                 lines=lines,
                 kind=launches[0].kind,
+                phase=phase,
             )
         )
     return kernels

@@ -50,10 +50,38 @@ class NodeBytes:
     """The layout such a copy writes ("channels-last")."""
     why: str | None = None
     """Why inductor added such a copy, where its graph says."""
+    saved: int = 0
+    """Of `written`, the bytes of buffers a training forward writes only for backward."""
 
 
-def node_bytes(node) -> NodeBytes:
-    """One scheduler node's bytes; call while inductor's graph (V.graph) is current."""
+def saved_for_backward(nodes) -> frozenset[str]:
+    """Buffers a training forward writes only for backward to read: AOTAutograd's forward returns
+    the user's outputs (after mutated inputs) first, then the tensors it saves (its metadata's
+    `num_forward` tells where they start); of those saved, the ones no other node of the graph
+    reads (an activation a later op reads anyway would be written for inference too).
+    Call while inductor's graph is current, with its scheduler nodes."""
+    import torch
+    from torch._inductor.virtualized import V
+
+    graph = V.graph
+    if graph.is_inference or graph.is_backward:
+        return frozenset()
+    context = torch._guards.TracingContext.try_get()
+    meta = getattr(context, "fw_metadata", None)
+    if meta is None:
+        return frozenset()
+    names = graph.get_output_names()
+    returned = set(names[: meta.num_forward_returns])
+    saved = {n for n in names[meta.num_forward :] if n not in returned}
+    for node in nodes:
+        mine = set(node.get_buffer_names())
+        saved -= {dep.name for dep in node.read_writes.reads if dep.name not in mine}
+    return frozenset(saved)
+
+
+def node_bytes(node, saved: frozenset[str] = frozenset()) -> NodeBytes:
+    """One scheduler node's bytes; call while inductor's graph (V.graph) is current. `saved`: the
+    buffers the graph writes only for backward (saved_for_backward)."""
     from torch._inductor import ir, scheduler
     from torch._inductor.virtualized import V
 
@@ -72,6 +100,7 @@ def node_bytes(node) -> NodeBytes:
     reads = node.get_read_write_buffer_accesses(include_reads=True, include_writes=False)
     written = node.get_write_buffer_sizes()
     out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes())
+    out.saved = sum(_buffer_bytes(buf.node) for buf in node.get_outputs() if buf.get_name() in saved)
     for name, inductor_count in reads.items():
         gathered = _gathered_bytes(node, name)
         if gathered is not None and gathered != inductor_count:
@@ -169,7 +198,10 @@ def assign_to_kernels(
     Returns per handle {"read", "written", "corrections", "copies", "layout", "why", "copy"} ("copy":
     every node of the kernel only copies), and the bytes of
     nodes that matched no kernel."""
-    out = {h: {"read": 0, "written": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True} for h, _, _ in handles}
+    out = {
+        h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True}
+        for h, _, _ in handles
+    }
     stray, cursor = 0, 0
     for node in nodes:
         if node.kind == "nop":
@@ -185,6 +217,7 @@ def assign_to_kernels(
         entry = out[handles[cursor][0]]
         entry["read"] += node.read
         entry["written"] += node.written
+        entry["saved"] += node.saved
         entry["corrections"] += node.corrections
         entry["copies"] += node.copies
         entry["copy"] = entry["copy"] and bool(node.copies)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from kscope.engine.inductor_bytes import NodeBytes, assign_to_kernels, node_bytes
+from kscope.engine.inductor_bytes import NodeBytes, assign_to_kernels, node_bytes, saved_for_backward
 from kscope.engine.provenance import profiler_name, stable_handles
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
@@ -35,7 +35,7 @@ _GRAPH_LABEL = re.compile(r"graph_\d+_")
 _AOT_ID = re.compile(r"# AOT ID: .*")
 METRICS_LOGGER = "torch._inductor.compile_fx.__inductor_metrics"
 TRACE_LOGGER = "torch.__trace"
-STORE_FORMAT = "kscope-traffic-2\n"
+STORE_FORMAT = "kscope-traffic-3\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
 
@@ -137,7 +137,8 @@ class _Listener(logging.Handler):
             return
         cid = torch._guards.CompileContext.current_compile_id()
         # Computed here, while inductor's graph is still the current one (V.graph).
-        nodes = [node_bytes(node) for node, _ in args["nodes_num_elem"]]
+        saved = saved_for_backward([node for node, _ in args["nodes_num_elem"]])
+        nodes = [node_bytes(node, saved) for node, _ in args["nodes_num_elem"]]
         g = self.graphs.current(_cid(cid))
         g.nodes = (g.nodes or []) + nodes
         g.inductor_total = (g.inductor_total or 0) + int(args.get("num_bytes_accessed", 0))
@@ -194,8 +195,15 @@ def capture_inductor():
     trace.setLevel(logging.DEBUG)
     metrics.addHandler(listener)
     trace.addHandler(listener)
+    # A backward graph compiles lazily, outside the compile of its forward, which is the only
+    # place inductor clears its provenance globals: without this, the kernels of every earlier
+    # backward compiled in this process would be logged with it (and their handles collide).
+    import torch._inductor.debug
+
+    fresh = getattr(torch._inductor.debug, "reset_provenance_globals", contextlib.nullcontext)
     try:
-        yield graphs
+        with fresh():
+            yield graphs
     finally:
         metrics.removeHandler(listener)
         trace.removeHandler(listener)

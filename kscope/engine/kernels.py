@@ -17,6 +17,11 @@ Rules:
   is kept as the composite the user wrote; otherwise (a saved trace) the top-level op itself.
 - Compiled code runs under `## Call CompiledFxGraph KEY ##`, KEY being inductor's FX-graph-cache
   key: each launch keeps it, so it can be tied to the graph that made it (forward or backward).
+- Phase: a launch under `autograd::engine::evaluate_function: XBackward0` is backward (it keeps
+  that event's sequence number, the number of the forward op it differentiates); under an
+  optimizer's `Optimizer.step#…` or `Optimizer.zero_grad#…` it is the optimizer's; else forward.
+- Autograd's engine may run backward on threads of its own (CUDA): an event on another thread
+  that starts inside a profiled call's marker belongs to that call.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ MARKER_PREFIX = "kscope::op#"
 CALL_PREFIX = "kscope::call#"
 """record_function around each profiled call ("kscope::call#3"): launches say which call they were in."""
 _SEGMENT = re.compile(re.escape(CALL_PREFIX) + r"(.*)$")
+_BACKWARD = "autograd::engine::evaluate_function:"
+_OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
 
 
 @dataclass
@@ -65,9 +72,14 @@ class Launch:
     call: str | None = None
     """The FX-graph-cache key of the compiled graph it ran in ("## Call CompiledFxGraph KEY ##")."""
     composite: str | None = None
-    """The composite op the user called that decomposed into this launch ("aten::cross_entropy_loss")."""
+    """The composite op the user called that decomposed into this launch ("aten::cross_entropy_loss");
+    in backward, the autograd node that ran it ("ReluBackward0")."""
     segment: str | None = None
     """The profiled call it ran in: what follows CALL_PREFIX in the enclosing marker ("3")."""
+    phase: str = "forward"
+    """"forward", "backward" or "optimizer" (see the module docstring)."""
+    seq: int | None = None
+    """A backward launch: the autograd sequence number of the forward op it differentiates."""
 
 
 @dataclass
@@ -80,6 +92,9 @@ class TraceSummary:
     """kscope marker number -> index of the top-level op it ran under."""
     copies: list[tuple[str, str | None]] = field(default_factory=list)
     """("memcpy" | "memset", the profiled call it ran in) for each device copy."""
+    forward_seq: dict[int, list[int]] = field(default_factory=dict)
+    """Autograd sequence number of a forward op -> the kscope markers that ran under it: with
+    Launch.seq, what ties a backward launch to the forward op (and line) it came from."""
 
     def only(self, prefix: str) -> TraceSummary:
         """What ran in the profiled calls whose marker label starts with prefix ("c" of "c3")."""
@@ -96,7 +111,9 @@ class _Node:
     """A host event in its nest, with what it inherits from the events around it (worked out
     once, when the nest is built: traces of thousands of ops are common)."""
 
-    __slots__ = ("idx", "ev", "name", "parent", "children", "top", "call", "segment", "region")
+    __slots__ = (
+        "idx", "ev", "name", "parent", "children", "top", "call", "segment", "region", "phase", "seq", "autograd"
+    )
 
     def __init__(self, idx: int, ev: dict, parent: _Node | None):
         self.idx, self.ev, self.parent, self.children = idx, ev, parent, []
@@ -105,13 +122,20 @@ class _Node:
         """The outermost ATen op at or above this event."""
         if self.top is None and self.name.startswith("aten::"):
             self.top = self
-        self.call = self.segment = self.region = None
+        self.call = self.segment = self.region = self.seq = self.autograd = None
+        self.phase = "forward"
         if parent is not None:
             self.call, self.segment, self.region = parent.call, parent.segment, parent.region
+            self.phase, self.seq, self.autograd = parent.phase, parent.seq, parent.autograd
         if self.name[:1] in ("#", "k", "T"):  # "## Call…", "kscope::call#…", "Torch-Compiled Region…"
             self.call = _match(_CALL_KEY, self.name) or self.call
             self.segment = _match(_SEGMENT, self.name) or self.segment
             self.region = _match(_REGION, self.name) or self.region
+        elif self.name.startswith(_BACKWARD):
+            self.phase, self.seq = "backward", ev.get("args", {}).get("Sequence number")
+            self.autograd = self.name[len(_BACKWARD):].strip().removeprefix("torch::autograd::")
+        elif self.name.startswith(_OPTIMIZER):
+            self.phase = "optimizer"
 
     def ancestors(self) -> Iterable[_Node]:
         p = self.parent
@@ -152,7 +176,13 @@ def summarize(
     for n in nodes:
         if n.name.startswith(MARKER_PREFIX):
             op = rules.launch_op(n)
-            summary.markers[int(n.name[len(MARKER_PREFIX):])] = op.idx if op else -1
+            marker = int(n.name[len(MARKER_PREFIX):])
+            summary.markers[marker] = op.idx if op else -1
+            if n.phase == "forward":
+                seq = next((a.ev.get("args", {}).get("Sequence number") for a in n.ancestors()
+                            if a.name.startswith("aten::") and "Sequence number" in a.ev.get("args", {})), None)
+                if seq is not None:
+                    summary.forward_seq.setdefault(seq, []).append(marker)
 
     if is_cuda:
         by_corr = {}
@@ -181,6 +211,8 @@ def summarize(
                         call=launcher.call if launcher else None,
                         composite=top.name if top is not None and op is not None and top is not op else None,
                         segment=launcher.segment if launcher else None,
+                        phase=launcher.phase if launcher else "forward",
+                        seq=launcher.seq if launcher else None,
                     )
                 )
         summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
@@ -192,7 +224,7 @@ def summarize(
             summary.launches.append(
                 Launch(
                     m.group(1), float(n.ev.get("dur", 0.0)), "kernel", n.region, n.idx, n.name, n.call,
-                    segment=n.segment,
+                    segment=n.segment, phase=n.phase, seq=n.seq,
                 )
             )
         elif rules.is_launch(n):
@@ -206,8 +238,10 @@ def summarize(
                     n.idx,
                     n.name,
                     n.call,
-                    top.name if top is not n else None,
+                    n.autograd if n.phase == "backward" and n.autograd else top.name if top is not n else None,
                     n.segment,
+                    n.phase,
+                    n.seq,
                 )
             )
     return summary
@@ -280,7 +314,24 @@ def _build_cpu_forest(events: list[dict]) -> list[_Node]:
         ends.append(_end(e))
         nodes.append(node)
     nodes.sort(key=lambda n: float(n.ev.get("ts", 0)))
+    _adopt_other_threads(nodes)
     return nodes
+
+
+def _adopt_other_threads(nodes: list[_Node]) -> None:
+    """An event outside any profiled call's marker on its own thread, but that starts inside one
+    on another (autograd's engine threads), belongs to that call."""
+    calls = [(float(n.ev.get("ts", 0)), _end(n.ev), n.segment) for n in nodes if n.segment and n.name.startswith(CALL_PREFIX)]
+    if not calls:
+        return
+    for n in nodes:
+        if n.parent is not None or n.segment is not None:
+            continue
+        start = float(n.ev.get("ts", 0))
+        segment = next((seg for begin, end, seg in calls if begin <= start < end), None)
+        if segment is not None:
+            for d in n.walk():
+                d.segment = d.segment or segment
 
 
 def _end(e: dict) -> float:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
@@ -32,6 +33,10 @@ class RunRequest:
     n: int | None = None
     cold: bool = False
     """Flush the caches between timed calls (--cold)."""
+    backward: bool = False
+    """Run backward after the target, from its outputs (--backward): see engine.backward."""
+    no_grad: bool = False
+    """Run the target under torch.no_grad() (--no-grad): the inference graph."""
     settle: bool = False
     """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
     live app draws it on the other core, which would compete with the timed calls."""
@@ -78,6 +83,7 @@ def run(
         device = pick_device(request.device)
         report = replace(report, device=device.type, device_name=device_name(device))
         target = prepare(path, request.target, device, request.n)
+        target.step = step_for(request.backward, request.no_grad, target)
     except TargetError as e:
         return _done(report, start, RunError(e.stage, "TargetError", e.message, path, e.line))
     except InputsFailed as e:
@@ -99,11 +105,16 @@ def run(
         peak_gbps=peak,
         peak_source=peak_source,
     )
+    report = replace(report, no_grad=request.no_grad)
     try:
         eager = run_eager(target, device, request.calls, path)
+    except TargetError as e:
+        return _done(report, start, RunError(e.stage, "TargetError", e.message, path, e.line))
     except Exception as e:
         return _done(report, start, user_error("eager", e, path))
     report = replace(report, eager=eager.result, notes=report.notes + eager.notes)
+    if isinstance(target.step, BackwardStep):
+        report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
     if on_eager is not None:
         on_eager(replace(report, wall_s=time.perf_counter() - start))
     def time_it(compiled_call, compiled_call_s: float):
@@ -112,7 +123,7 @@ def run(
             before_timing()
         one_round = eager.result.kernel_time_us * 1e-6 + compiled_call_s
         return time_both(
-            lambda: target.fn(*target.args), compiled_call, device, eager.dispatched, request.cold, one_round
+            target.runner(), compiled_call, device, eager.dispatched, request.cold, one_round
         )
 
     try:
@@ -123,6 +134,12 @@ def run(
         return _done(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
         return _done(report, start, user_error("compiled", e, path))
+    saved = report.compiled.bytes_saved
+    if saved and report.backward is None:
+        report = replace(report, notes=report.notes + (
+            f"compiled: the forward writes {saved:,} B only for backward to read: the target's tensors require "
+            "grad, so torch.compile built a training graph (--no-grad, key n, shows the inference graph)",
+        ))
     e_mode = retimed(report.eager, timed.eager_kernel, timed.eager_call)
     c_mode = retimed(report.compiled, timed.compiled_kernel, timed.compiled_call)
     report = replace(report, eager=e_mode, compiled=c_mode, speedup=speedup(timed))

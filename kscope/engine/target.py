@@ -45,6 +45,17 @@ class Target:
     source: str = ""
     lines: tuple[int, int] | None = None
     """First and last line of the target's definition in the file."""
+    step: Any = None
+    """What each call runs in, given the function and this target (engine.backward: a training
+    step, or no_grad); None: the function as the user wrote it."""
+
+    def runner(self, fn: Any = None):
+        """One call of fn (the target's own function by default; its compiled form), with the
+        step around it. Reads `args` at each call: a step may replace them."""
+        fn = self.fn if fn is None else fn
+        if self.step is None:
+            return lambda: fn(*self.args)
+        return lambda: self.step(fn, self)
 
 
 def load_module(path: str) -> types.ModuleType:

@@ -155,9 +155,15 @@ def _only_aliases(func, args, kwargs, out) -> bool:
     return all(_storage_key(t) in inputs and _storage_key(t) is not None for t in outputs)
 
 
+# In-place ops whose result does not depend on what `self` held: they write it without reading it.
+_OVERWRITES = {torch.ops.aten.copy_, torch.ops.aten.fill_, torch.ops.aten.zero_}
+
+
 def _write_only_args(func, args, kwargs) -> set[int]:
-    """Ids of `out=` tensors: written by the op, not read."""
+    """Ids of `out=` tensors, and of `self` of an op that overwrites it: written, not read."""
     ids = set()
+    if func.overloadpacket in _OVERWRITES and args and isinstance(args[0], torch.Tensor):
+        ids.add(id(args[0]))
     for arg in func._schema.arguments:
         if arg.kwarg_only and arg.alias_info is not None and arg.alias_info.is_write:
             t = kwargs.get(arg.name)

@@ -25,6 +25,10 @@ under `torch.profiler`, and shows what ran.
 - **graph breaks** — how many graphs, each break in plain words with its line and a hint (enter jumps to
   the line), and recompiles with the guard that failed.
 - **output** — what your code printed.
+- **phases** — with `g` (or `--backward`) kscope runs backward after the target, from a gradient of ones for each
+  output: kernels are tagged `fwd`, `bwd` or `opt` (an optimizer's step) and the launch counts and traffic are
+  given per phase. A compiled training forward also writes tensors only backward reads (`saved` in the kernel's
+  details); `n` (or `--no-grad`) runs the target under `torch.no_grad()` to see the inference graph.
 
 Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel, against the device's peak
 (GPU: its data sheet; CPU: a large copy measured once per worker).
@@ -32,6 +36,8 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | key | action |
 |---|---|
 | `r` | run again now |
+| `g` | forward ↔ forward + backward (re-runs) |
+| `n` | as written ↔ under `torch.no_grad()` (re-runs) |
 | `f` `s` `c` `b` `o` | fused kernels / source / code / graph breaks / output tab |
 | `tab` / `shift+tab` | move between panes |
 | `ctrl+p` | command palette (themes, …) |

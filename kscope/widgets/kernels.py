@@ -59,7 +59,12 @@ class KernelTable(Vertical):
             table.remove_row(key)
         existing = {k.value for k in table.rows}
         for r in rows:
-            name = Text(("★ " if r.fused else "") + short_name(r.name, self.name_width - 2), style="bold green" if r.fused else "")
+            tag = f"{r.tag} " if r.tag else ""
+            name = Text(tag, style="bold magenta" if r.tag == "bwd" else "bold cyan")
+            name.append(
+                ("★ " if r.fused else "") + short_name(r.name, self.name_width - 2 - len(tag)),
+                style="bold green" if r.fused else "",
+            )
             launches = Text(r.launches) if not r.change else Text(
                 f"{r.launches} new" if r.change == "new" else r.change, style="bold yellow"
             )

@@ -22,13 +22,17 @@ class StatusLine(Static):
         timeout: float,
         stale: bool,
         breaks: int = 0,
+        grad: str = "",
     ) -> None:
+        """grad: "fwd+bwd" (backward runs too), "no_grad", or "" for the target as written."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" kscope ", style="bold reverse")
         # What kscope is doing comes first: at 80 columns the end of the line is cut.
         text.append(f" {state}", style="bold yellow" if "…" in state else "bold")
         if stale:
             text.append(" STALE", style="bold reverse red")
+        if grad:
+            text.append(f" {grad}", style="bold reverse magenta")
         if breaks:
             text.append(f" ⚠ {breaks} graph break{'s' if breaks > 1 else ''}", style="bold yellow")
         text.append(f"  {os.path.basename(file)}", style="bold")

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from kscope.report import Report, fmt_bytes
+from kscope.report import PHASE_TAGS, PHASES, Report, fmt_bytes
 from kscope.view import saving, transfers_text
 
 KERNEL_ROWS = 4
@@ -46,13 +46,9 @@ class TrafficBars(Static):
                 elif report.peak_gbps:
                     value += " >pk"  # faster than memory: cache-resident
             table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total or 0, color=color), value)
-        kernels = [(label, k) for label, m in modes if m for k in m.kernels]
-        for label, k in sorted(kernels, key=lambda lk: -(lk[1].bytes_total or 0))[: 0 if self.compact else KERNEL_ROWS]:
-            table.add_row(
-                Text(f" {label[0]}: {k.name}", style="dim"),
-                Bar(top, 0, k.bytes_total or 0, color="grey50"),
-                Text(fmt_bytes(k.bytes_total), style="dim"),
-            )
+        # Below the modes: each phase eager → compiled when backward ran, else the biggest kernels.
+        for name, nbytes, value in ([] if self.compact else _detail_rows(report)):
+            table.add_row(Text(name, style="dim"), Bar(top, 0, nbytes or 0, color="grey50"), Text(value, style="dim"))
         note = "" if self.compact else saving(report)  # narrow: the summary line says it
         if note:
             note_text = Text(note, style="bold green" if "less" in note else "bold red")
@@ -61,3 +57,22 @@ class TrafficBars(Static):
             self.update(Group(table, note_text), layout=False)  # the pane's height is fixed by CSS
             return
         self.update(table, layout=False)  # the pane's height is fixed by CSS
+
+
+def _detail_rows(report: Report) -> list[tuple[str, int | None, str]]:
+    """(label, bytes for the bar, value) rows: per phase (bar: compiled) when more than a forward
+    ran, else the KERNEL_ROWS kernels that move the most."""
+    e, c = report.eager, report.compiled
+    ran = [p for p in PHASES if any(m and m.phase(p) for m in (e, c))]
+    if ran and ran != ["forward"]:
+        rows = []
+        for phase in ran:
+            before, after = (m.phase(phase) if m else None for m in (e, c))
+            e_bytes = before.bytes_total if before else 0
+            c_bytes = (after.bytes_total if after else 0) if c else None
+            value = f"{fmt_bytes(e_bytes)} → {fmt_bytes(c_bytes) if c else '…'}"
+            rows.append((f" {PHASE_TAGS[phase]}", c_bytes if c else e_bytes, value))
+        return rows
+    kernels = [(label, k) for label, m in (("eager", e), ("compiled", c)) if m for k in m.kernels]
+    kernels.sort(key=lambda lk: -(lk[1].bytes_total or 0))
+    return [(f" {label[0]}: {k.name}", k.bytes_total, fmt_bytes(k.bytes_total)) for label, k in kernels[:KERNEL_ROWS]]

@@ -1,0 +1,69 @@
+"""The README's screenshots, from the real app (a real worker, CPU) on the bundled samples.
+
+    python docs/screenshots.py
+
+kscope-120x40.svg: samples/add_relu.py after a save that added `* 2`; kscope-80x24.svg: the same
+at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (forward + backward).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+sys.path.insert(0, str(REPO))
+
+
+async def shoot(sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "") -> None:
+    from kscope.app import KscopeApp
+    from kscope.session import RunSpec
+
+    tmp = Path(tempfile.mkdtemp(prefix="kscope-shot-"))
+    path = tmp / sample
+    shutil.copy(REPO / "samples" / sample, path)
+    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5))
+
+    async def settled(pilot, runs: int) -> None:
+        deadline = time.monotonic() + 300
+        while not (app.latest_run >= runs and app.run_started is None and app.shown and app.shown.compiled):
+            if time.monotonic() > deadline:
+                raise TimeoutError(out)
+            await pilot.pause(0.1)
+        await pilot.pause(0.5)
+
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot, 1)
+        runs = 1
+        if edit is not None:
+            path.write_text(edit(path.read_text()))
+            await pilot.pause(0.5)
+            runs += 1
+        for key in keys:
+            await pilot.press(key)
+            runs += 1
+        await settled(pilot, runs)
+        app.save_screenshot(out, str(DOCS))
+    app.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def times_two(text: str) -> str:
+    return text.replace("(a + b).relu()", "(a + b).relu() * 2")
+
+
+async def main() -> None:
+    os.environ.setdefault("KSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="kscope-shot-store-"))
+    await shoot("add_relu.py", (120, 40), "kscope-120x40.svg", edit=times_two)
+    await shoot("add_relu.py", (80, 24), "kscope-80x24.svg", edit=times_two)
+    await shoot("train_mlp.py", (120, 40), "kscope-backward-120x40.svg", keys="g")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
