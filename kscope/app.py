@@ -233,6 +233,9 @@ class KscopeApp(App):
             self._show_errors(report)
             return
         self.stale = False
+        if report.notes != (self.good.notes if self.good else ()):
+            for note in report.notes:  # said once, not at every save
+                self.query_one(LogPane).write(f"[kscope] note: {note}")
         if not report.errors:
             self.before, self.good = self.good, report
         self.state = f"done in {took:.1f} s"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -14,8 +15,9 @@ from kscope.view import call_text, fmt_us, transfers_text
 
 def short_name(name: str, width: int = 48) -> str:
     """A readable kernel name: CUDA template arguments folded to <…>, the parameter list dropped,
-    leading namespaces dropped when still too long, and only then cut in the middle, so that
-    names that differ at the end (`cpp_fused_add_nat…backward_view_3`, `…view_7`) stay apart."""
+    leading namespaces dropped when still too long, a generated kernel's `cpp_fused_` prefix
+    dropped when too long, and only then cut in the middle, so that names that differ at the end
+    (`add_native_la…ward_view_3`, `…view_7`) stay apart."""
     folded, depth = [], 0
     for ch in name.replace("(anonymous namespace)::", ""):
         if ch in "<(":
@@ -38,7 +40,15 @@ def short_name(name: str, width: int = 48) -> str:
             return middle_cut(op, width)
         if width - len(op) - len(sep) >= 8:
             return middle_cut(composite, width - len(op) - len(sep)) + sep + op
+        return middle_cut(op, width)
+    generated = _GENERATED.match(text)
+    if generated and len(text) > width:
+        # inductor's prefix is the same on every generated kernel (★ marks them): keep what differs
+        return middle_cut(text[generated.end():], width)
     return middle_cut(text, width)
+
+
+_GENERATED = re.compile(r"^(?:cpp|triton_[a-z]+)_fused_")
 
 
 def middle_cut(text: str, width: int) -> str:

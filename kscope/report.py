@@ -310,14 +310,14 @@ def phase_launches(report: Report) -> str:
 
 def summary_line(report: Report) -> str:
     """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%
-    (launches per phase when backward ran: "launches fwd 2 → 1 · bwd 2 → 2, traffic …")."""
+    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …")."""
     e, c = report.eager, report.compiled
     if e is None:
         return "no result"
     if c is None:
         return f"launches {fmt_count(e.launches)}, traffic {fmt_bytes(e.bytes_total)} (compiled: no result)"
-    launches = phase_launches(report) or f"{fmt_count(e.launches)} → {fmt_count(c.launches)}"
-    text = f"launches {launches}, traffic {fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}"
+    launches = phase_launches(report) or f"launches {fmt_count(e.launches)} → {fmt_count(c.launches)}"
+    text = f"{launches}, traffic {fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}"
     if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"

@@ -75,7 +75,10 @@ def saving(report: Report) -> str:
     if not e or not c or not e.bytes_total or c.bytes_total is None:
         return ""
     change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
-    return f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
+    text = f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
+    if c.bytes_saved:  # a training forward: what it writes only for backward, which eager never writes
+        text += f", {fmt_bytes(c.bytes_saved)} of it only for backward"
+    return text
 
 
 def kernel_detail(k: Kernel, peak: float | None = None) -> str:
@@ -83,14 +86,13 @@ def kernel_detail(k: Kernel, peak: float | None = None) -> str:
     bandwidth, figures."""
     where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "no line")
     bandwidth = of_peak(k.achieved_gbps, peak)
-    saved = f" ({fmt_bytes(k.bytes_saved)} only for backward)" if k.bytes_saved else ""
-    phase = f"{k.phase} · " if k.phase != "forward" or k.bytes_saved else ""
+    saved = f" · {fmt_bytes(k.bytes_saved)} for bwd" if k.bytes_saved else ""
     return "\n".join(
         [
             k.name,
             "ops: " + (", ".join(k.ops) if k.ops else k.what or "—"),
             where + (f" · {bandwidth}" if bandwidth else ""),
-            f"{phase}{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)}"
+            f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)}"
             f" · W {fmt_bytes(k.bytes_written)}{saved}",
         ]
     )

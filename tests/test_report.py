@@ -72,3 +72,40 @@ def test_a_kernel_without_ops_says_what_it_does():
     copy = Kernel("cpp_fused_0", 1, 2.0, 800, 800, True, what="copies x, conv1.weight into channels-last layout")
     assert Report.from_dict(Report("f.py", "f", compiled=ModeResult(1, 800, 800, 2.0, (copy,))).to_dict()).compiled.kernels == (copy,)
     assert "ops: copies x, conv1.weight into channels-last layout" in kernel_detail(copy)
+
+
+def test_phases_sum_tag_and_round_trip():
+    from kscope.report import Backward, Kernel, ModeResult, Report, phase_totals, summary_line
+    from kscope.view import kernel_rows, saving, vanished
+
+    def mode(kernels):
+        return ModeResult(sum(k.launches for k in kernels), sum(k.bytes_read for k in kernels),
+                          sum(k.bytes_written for k in kernels), 10.0, tuple(kernels))
+
+    eager = mode([Kernel("aten::mm", 1, 4.0, 100, 50), Kernel("aten::mm", 2, 6.0, 300, 80, phase="backward")])
+    compiled = mode([
+        Kernel("aten::mm", 1, 4.0, 100, 60, bytes_saved=10),
+        Kernel("aten::mm", 2, 3.0, 300, 80, phase="backward"),
+        Kernel("cpp_fused_lerp_0", 1, 1.0, 40, 20, True, phase="optimizer"),
+    ])
+    assert [(p.phase, p.launches, p.bytes_read, p.bytes_written) for p in compiled.phases] == [
+        ("forward", 1, 100, 60), ("backward", 2, 300, 80), ("optimizer", 1, 40, 20)]
+    # an unknown byte count makes its phase's total unknown, not the other phases'
+    unknown = phase_totals([Kernel("a", 1, 1.0, None, 4), Kernel("b", 1, 1.0, 8, 8, phase="backward")])
+    assert [(p.bytes_read, p.bytes_written) for p in unknown] == [(None, 4), (8, 8)]
+    r = Report("f.py", "step", largest_input_bytes=100, eager=eager, compiled=compiled,
+               backward=Backward("the target's 0-dim output", ("w",)))
+    assert summary_line(r).startswith("fwd 1 → 1 · bwd 2 → 2 · opt 0 → 1, traffic")
+    # the same name in two phases is two rows, each tagged; forward-only modes are not tagged
+    rows = kernel_rows(compiled, eager)
+    assert [(row.tag, row.name, row.change) for row in rows] == [
+        ("fwd", "aten::mm", ""), ("bwd", "aten::mm", ""), ("opt", "cpp_fused_lerp_0", "new")]
+    assert vanished(eager, compiled) == ["cpp_fused_lerp_0"]
+    assert [row.tag for row in kernel_rows(mode([Kernel("aten::add", 1, 1.0, 8, 4)]))] == [""]
+    assert saving(r).endswith("10 B of it only for backward")
+    back = Report.from_dict(r.to_dict())
+    assert back == r
+    d = r.to_dict()
+    assert d["compiled"]["phases"]["optimizer"] == {"launches": 1, "bytes_read": 40, "bytes_written": 20,
+                                                    "kernel_time_us": 1.0}
+    assert d["compiled"]["bytes_saved_for_backward"] == 10 and d["backward"]["grads_of"] == ["w"]

@@ -53,7 +53,11 @@ def test_long_names_are_cut_in_the_middle_so_rows_stay_apart():
     names = [f"cpp_fused_add_native_layer_norm_native_layer_norm_backward_view_{i}" for i in (3, 7)]
     cut = [short_name(n, 28) for n in names]
     assert all(len(c) == 28 and "…" in c for c in cut)
-    assert cut[0] != cut[1] and cut[0].startswith("cpp_fused_add") and cut[0].endswith("view_3")
+    assert cut[0] != cut[1] and cut[0].startswith("add_native") and cut[0].endswith("view_3")
+    # inductor's prefix goes first: two generated kernels that share their ends stay apart
+    a, b = (short_name(n, 20) for n in ("cpp_fused_add_relu_threshold_backward_0", "cpp_fused_threshold_backward_0"))
+    assert a != b and a.startswith("add_relu") and b.startswith("threshold")
+    assert short_name("ReluBackward0 › threshold_backward", 20) == "threshold_backward"
     # a composite op keeps the op that ran whole: that is what the rows differ by
     assert short_name("aten::cross_entropy_loss › nll_loss_forward", 28).endswith(" › nll_loss_forward")
     assert short_name("aten::cross_entropy_loss › _log_softmax", 28).endswith(" › _log_softmax")
