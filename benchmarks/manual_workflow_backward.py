@@ -1,6 +1,9 @@
 """The article's manual workflow extended to a training step, as a user would write it by hand
 (CPU variant): profile eager forward + `.sum().backward()`, compile, warm up, profile the compiled
-forward + backward, print both tables. benchmarks/backward_latency.py times it."""
+forward + backward, print both tables. benchmarks/backward_latency.py times it, with a fresh
+constant after the GELU each time (argv[1]): the edit a user just made, in no cache, as for kscope."""
+
+import sys
 
 import torch
 import torch.nn as nn
@@ -18,7 +21,10 @@ class MLP(nn.Module):  # samples/train_mlp.py
         self.fc2 = nn.Linear(hidden, d)
 
     def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))
+        return self.fc2(F.gelu(self.fc1(x)) * SCALE)
+
+
+SCALE = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
 
 
 mlp = MLP().to(device)

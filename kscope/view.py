@@ -75,7 +75,11 @@ def saving(report: Report) -> str:
     if not e or not c or not e.bytes_total or c.bytes_total is None:
         return ""
     change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
-    text = f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
+    text = (
+        f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
+        if round(change) != 0
+        else "compiled: the same traffic"
+    )
     if c.bytes_saved:  # a training forward: what it writes only for backward, which eager never writes
         text += f", {fmt_bytes(c.bytes_saved)} of it only for backward"
     return text
