@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from latency import Probe, cpu_s, pct  # noqa: E402
+from latency import Probe, pct, settle_workers, wait_for  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OP = "h = F.gelu(self.fc1(x))"
@@ -86,24 +86,12 @@ async def main(args) -> None:
     app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5, backward=True))
     probe = Probe(app)
 
-    async def wait_for(cond, timeout=300.0):
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                raise TimeoutError("condition not met in time")
-            await asyncio.sleep(0.01)
-
     async def settle():
-        while True:
-            pids = app.session.worker_pids()
-            before = {p: cpu_s(p) for p in pids}
-            await asyncio.sleep(0.3)
-            if all(cpu_s(p) - before[p] < 0.03 for p in pids if p in app.session.worker_pids()):
-                return
+        await settle_workers(app)
 
     finals, eagers, walls = [], [], []
     async with app.run_test(size=(120, 40)):
-        await wait_for(lambda: 1 in probe.final)
+        await wait_for(lambda: 1 in probe.final, 300)
         await settle()
         report = probe.detail[1][1]
         assert report.backward is not None and not report.errors, report.errors
@@ -113,7 +101,7 @@ async def main(args) -> None:
             before = app.latest_run
             path.write_text(base.replace(OP, f"{OP} * {fresh_constant()}"))
             t0 = time.monotonic()
-            await wait_for(lambda: app.latest_run > before and app.latest_run in probe.final)
+            await wait_for(lambda: app.latest_run > before and app.latest_run in probe.final, 300)
             rid = app.latest_run
             rep = probe.detail[rid][1]
             assert rep.backward is not None and rep.compiled and rep.compiled.phase("backward"), rep.errors

@@ -78,6 +78,27 @@ class Probe:
         app._show, app._finish = _show, _finish  # the handler calls self._show: instance attrs win
 
 
+# Polls use asyncio.sleep, not pilot.pause: the app runs in this same loop either way, and
+# pilot.pause walks every widget and forces a screen update on each call (~50% more main-thread
+# CPU over this benchmark), which item 4 would then count as the app's own lag.
+async def wait_for(cond, timeout=180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        await asyncio.sleep(0.01)
+
+
+async def settle_workers(app) -> None:
+    """Wait until no worker (the spare warming up, say) burns CPU, so runs don't compete."""
+    while True:
+        pids = app.session.worker_pids()
+        before = {p: cpu_s(p) for p in pids}
+        await asyncio.sleep(0.3)
+        if all(cpu_s(p) - before[p] < 0.03 for p in pids if p in app.session.worker_pids()):
+            return
+
+
 class LagMonitor:
     """A task in the app's event loop that sleeps 10 ms over and over and notes how late it wakes."""
 
@@ -113,24 +134,8 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     extra_runs = 0  # runs beyond one per save or key press (a watcher firing twice would show here)
     last_final = [float("-inf")]  # when the last final report reached the screen
 
-    # Polls use asyncio.sleep, not pilot.pause: the app runs in this same loop either way, and
-    # pilot.pause walks every widget and forces a screen update on each call (~50% more main-thread
-    # CPU over this benchmark), which item 4 would then count as the app's own lag.
-    async def wait_for(cond, timeout=180.0):
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                raise TimeoutError("condition not met in time")
-            await asyncio.sleep(0.01)
-
     async def settle():
-        """Wait until no worker (the spare warming up, say) burns CPU, so runs don't compete."""
-        while True:
-            pids = app.session.worker_pids()
-            before = {p: cpu_s(p) for p in pids}
-            await asyncio.sleep(0.3)
-            if all(cpu_s(p) - before[p] < 0.03 for p in pids if p in app.session.worker_pids()):
-                return
+        await settle_workers(app)
 
     async def trigger(act) -> tuple[int, float]:
         """Do `act` (a save or a key press); wait for the final report of the run it started.

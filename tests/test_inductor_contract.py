@@ -27,13 +27,17 @@ def _mul_add(x, y):
     return x * 3 + y
 
 
-def _compile(fn, *args, cache: bool):
+def _compile(fn, *args, cache: bool, backward: bool = False):
+    """Compile and call fn (then backward from its output, with a gradient of ones, when asked)
+    with inductor's caches on or off, listening as kscope does."""
     configure_inductor()
     torch._dynamo.reset()
     with torch._inductor.config.patch(fx_graph_cache=cache), torch._functorch.config.patch(
         enable_autograd_cache=cache
     ), capture_inductor() as graphs:
         out = torch.compile(fn)(*args)
+        if backward:
+            out.backward(torch.ones_like(out))
     return graphs, out
 
 
@@ -156,13 +160,7 @@ def _train(x, w):
 
 def test_a_backward_graph_logs_no_node_mapping_but_kscope_ties_its_nodes_to_kernels():
     x, w = torch.randn(32, 48), torch.randn(48, 16, requires_grad=True)
-    configure_inductor()
-    torch._dynamo.reset()
-    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
-        enable_autograd_cache=False
-    ), capture_inductor() as graphs:
-        torch.compile(_train)(x, w).backward()
-    forward, backward = graphs
+    (forward, backward), _ = _compile(_train, x, w, cache=False, backward=True)
     assert not forward.backward and backward.backward
     assert forward.compile_id == backward.compile_id, "one compile id for both graphs"
     assert backward.stack_traces and backward.nodes
@@ -216,13 +214,7 @@ def test_backward_phases_equal_inductors_count_for_each_graph_fresh_and_from_its
             return torch.randn(32, 48, device=device), torch.randn(48, 16, device=device, requires_grad=True)
         """
     x, w = torch.randn(32, 48), torch.randn(48, 16, requires_grad=True)
-    configure_inductor()
-    torch._dynamo.reset()
-    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
-        enable_autograd_cache=False
-    ), capture_inductor() as graphs:
-        torch.compile(lambda x, w: torch.relu(x @ w))(x, w).backward(torch.ones(32, 16))
-    forward, backward = graphs
+    (forward, backward), _ = _compile(lambda x, w: torch.relu(x @ w), x, w, cache=False, backward=True)
     assert not forward.backward and backward.backward
 
     monkeypatch.setattr(engine_run, "_store", TrafficStore(tmp_path / "store"))
