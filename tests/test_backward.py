@@ -233,3 +233,33 @@ def test_a_target_that_runs_backward_itself_is_told_to_run_without_the_switch(tm
     r = run(RunRequest(str(path), None, "cpu", calls=2, backward=True))
     (error,) = r.errors
     assert error.stage == "backward" and "already calls backward() itself" in error.message
+
+
+def test_work_on_another_thread_belongs_to_the_profiled_call_it_started_in():
+    # Autograd's engine runs a CUDA backward on threads of its own, outside the call's marker on
+    # the calling thread. TorchScript's fork does the same on the CPU (its inter-op pool carries
+    # the profiler along): the ops run on other threads, inside each call's span.
+    import torch
+
+    from kscope.engine.profiling import profile_calls
+
+    @torch.jit.script
+    def doubled(x):
+        y = x * 2
+        for _ in range(9):
+            y = y * 2
+        return y
+
+    @torch.jit.script
+    def forked(x):
+        return torch.jit.wait(torch.jit.fork(doubled, x)) + 1
+
+    x = torch.randn(10_000)
+    for _ in range(2):
+        forked(x)
+    summary = profile_calls(lambda: forked(x), torch.device("cpu"), 3)
+    per_call = {}
+    for launch in summary.launches:
+        per_call.setdefault(launch.segment, []).append(launch.name)
+    assert sorted(per_call) == ["0", "1", "2"], per_call
+    assert all(names.count("aten::mul") == 10 and names.count("aten::add") == 1 for names in per_call.values())
