@@ -96,7 +96,7 @@ def kernel_detail(k: Kernel, peak: float | None = None) -> str:
             k.name,
             "ops: " + (", ".join(k.ops) if k.ops else k.what or "—"),
             where + (f" · {bandwidth}" if bandwidth else ""),
-            f"{fmt_count(k.launches)}/call · {k.time_us:.1f} µs · R {fmt_bytes(k.bytes_read)}"
+            f"{fmt_count(k.launches)}/call · {fmt_us(k.time_us)} · R {fmt_bytes(k.bytes_read)}"
             f" · W {fmt_bytes(k.bytes_written)}{saved}",
         ]
     )
