@@ -46,9 +46,10 @@ class Kernel:
     """What a kernel that runs none of the user's ops does ("copies x into channels-last layout")."""
     phase: str = "forward"
     """"forward", "backward" (run by autograd's engine) or "optimizer" (an optimizer's step)."""
-    bytes_saved: int = 0
+    bytes_saved: int | None = 0
     """Of bytes_written, what a training forward writes only for backward to read: tensors
-    AOTAutograd saves that no other kernel of the forward reads (a ReLU's mask)."""
+    AOTAutograd saves that no other kernel of the forward reads (a ReLU's mask). None where kscope
+    does not know (an eager op: max-pool's indices are written for backward only too)."""
 
     @property
     def bytes_total(self) -> int | None:
@@ -100,7 +101,7 @@ class Backward:
     """How kscope ran backward (--backward)."""
 
     loss: str
-    """What backward started from, in words ("the sum of the floating outputs (2 tensors)")."""
+    """What backward started from, in words ("a gradient of ones for each of the 2 outputs, …")."""
     grads_of: tuple[str, ...]
     """The tensors gradients were taken for, in the user's names ("x", "fc1.weight")."""
 
@@ -171,9 +172,11 @@ class ModeResult:
         return next((p for p in self.phases if p.phase == name), None)
 
     @property
-    def bytes_saved(self) -> int:
-        """Bytes the forward writes only for backward to read (see Kernel.bytes_saved)."""
-        return sum(k.bytes_saved for k in self.kernels)
+    def bytes_saved(self) -> int | None:
+        """Bytes the forward writes only for backward to read (see Kernel.bytes_saved); None when
+        any kernel's is unknown."""
+        values = [k.bytes_saved for k in self.kernels]
+        return None if None in values else sum(values)
 
 
 @dataclass(frozen=True)
@@ -292,10 +295,15 @@ def fmt_count(x: float) -> str:
 PHASE_TAGS = {"forward": "fwd", "backward": "bwd", "optimizer": "opt"}
 
 
+def phases_ran(report: Report) -> list[str]:
+    """The phases either mode ran, in PHASES order."""
+    return [p for p in PHASES if any(m and m.phase(p) for m in (report.eager, report.compiled))]
+
+
 def phase_launches(report: Report) -> str:
     """"fwd 4 → 2 · bwd 9 → 5" when more than the forward ran, else ""."""
     e, c = report.eager, report.compiled
-    ran = [p for p in PHASES if any(m and m.phase(p) for m in (e, c))]
+    ran = phases_ran(report)
     if ran == ["forward"] or not ran or e is None:
         return ""
 
@@ -342,6 +350,7 @@ __all__ = [
     "fmt_count",
     "gbps",
     "phase_launches",
+    "phases_ran",
     "phase_totals",
     "summary_line",
 ]

@@ -171,7 +171,7 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
             code=k.get("code"),
             what=k.get("what"),
             phase=k.get("phase", "forward"),
-            bytes_saved=k.get("bytes_saved_for_backward", 0),
+            bytes_saved=k.get("bytes_saved_for_backward"),
         )
         for k in d.get("kernels", ())
     )

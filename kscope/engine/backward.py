@@ -16,12 +16,13 @@ grad, the target's floating inputs are made to (said in the notes).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import torch
 from torch.utils._pytree import tree_leaves
 
-from kscope.engine.target import Target, TargetError
+from kscope.engine.target import Target, TargetError, code_of
 from kscope.report import Backward
 
 SECOND_BACKWARD = "backward through the graph a second time"
@@ -52,7 +53,11 @@ class BackwardStep:
                 out = fn(*target.args)
                 outs = _needing_grad(out)
         if not outs:
-            raise TargetError("backward", f"--backward: no output of {target.name} depends on a tensor that requires grad")
+            raise TargetError(
+                "backward",
+                f"--backward: no output of {target.name} depends on a tensor that requires grad "
+                "(if it calls backward() itself, run it without --backward)",
+            )
         if self.leaves is None:
             self.leaves = _leaves(outs)
             for t in self.leaves:
@@ -127,11 +132,8 @@ def _describe_loss(outs: list[torch.Tensor]) -> str:
 
 
 def arg_names(target: Target) -> list[str]:
-    import inspect
-
-    fn = target.fn.forward if isinstance(target.fn, torch.nn.Module) else target.fn
     try:
-        return list(inspect.signature(fn).parameters)
+        return list(inspect.signature(code_of(target.fn)).parameters)
     except (TypeError, ValueError):
         return []
 

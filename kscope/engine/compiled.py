@@ -28,7 +28,7 @@ from kscope.engine.provenance import (
     user_name,
 )
 from kscope.engine.source_key import SourceKeys
-from kscope.engine.target import Target
+from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
 
@@ -97,8 +97,7 @@ def _source_name(grapharg) -> str:
 
 
 def _function_name(target: Target) -> str:
-    fn = target.fn.forward if isinstance(target.fn, torch.nn.Module) else target.fn
-    return getattr(fn, "__name__", target.name)
+    return getattr(code_of(target.fn), "__name__", target.name)
 
 
 def run_compiled(
@@ -282,8 +281,7 @@ def _kernel_rows(
             k for k in kernels if k.kind == "extern" and k.name == launches[0].owner_name
         ]
         per_call = len(launches) / calls
-        read = written = None
-        saved = 0
+        read = written = saved = None
         lines = {line for k in matches for line in k.lines}
         if matches and all(k.bytes_read is not None for k in matches):
             # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
@@ -291,7 +289,8 @@ def _kernel_rows(
             firsts = _first_of_each_owner(launches) / calls
             read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
             written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
-            saved = round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+            if all(k.bytes_saved is not None for k in matches):
+                saved = round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
         elif not matches and (phase, name) in eager_per_launch:
             one_read, one_written, eager_lines = eager_per_launch[phase, name]
             read, written = round(one_read * per_call), round(one_written * per_call)
@@ -313,7 +312,8 @@ def _kernel_rows(
                 kind=launches[0].kind,
                 what=next((k.what for k in matches if k.what), None),
                 phase=phase,
-                bytes_saved=saved,
+                # backward and the optimizer write nothing for a later backward
+                bytes_saved=saved if phase == "forward" else 0,
             )
         )
     return rows, unknown

@@ -144,6 +144,7 @@ def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Ker
                 lines=lines,
                 kind=launches[0].kind,
                 phase=phase,
+                bytes_saved=None if phase == "forward" else 0,  # not told apart in eager (see Kernel)
             )
         )
     return kernels

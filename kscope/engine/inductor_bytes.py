@@ -50,11 +50,12 @@ class NodeBytes:
     """The layout such a copy writes ("channels-last")."""
     why: str | None = None
     """Why inductor added such a copy, where its graph says."""
-    saved: int = 0
-    """Of `written`, the bytes of buffers a training forward writes only for backward."""
+    saved: int | None = 0
+    """Of `written`, the bytes of buffers a training forward writes only for backward (None: the
+    graph's saved tensors were not known)."""
 
 
-def saved_for_backward(nodes) -> frozenset[str]:
+def saved_for_backward(nodes) -> frozenset[str] | None:
     """Buffers a training forward writes only for backward to read: AOTAutograd's forward returns
     the user's outputs (after mutated inputs) first, then the tensors it saves (its metadata's
     `num_forward` tells where they start); of those saved, the ones no other node of the graph
@@ -69,7 +70,7 @@ def saved_for_backward(nodes) -> frozenset[str]:
     context = torch._guards.TracingContext.try_get()
     meta = getattr(context, "fw_metadata", None)
     if meta is None:
-        return frozenset()
+        return None  # a training forward whose saved tensors AOTAutograd did not say
     names = graph.get_output_names()
     returned = set(names[: meta.num_forward_returns])
     saved = {n for n in names[meta.num_forward :] if n not in returned}
@@ -79,7 +80,7 @@ def saved_for_backward(nodes) -> frozenset[str]:
     return frozenset(saved)
 
 
-def node_bytes(node, saved: frozenset[str] = frozenset()) -> NodeBytes:
+def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     """One scheduler node's bytes; call while inductor's graph (V.graph) is current. `saved`: the
     buffers the graph writes only for backward (saved_for_backward)."""
     from torch._inductor import ir, scheduler
@@ -100,7 +101,10 @@ def node_bytes(node, saved: frozenset[str] = frozenset()) -> NodeBytes:
     reads = node.get_read_write_buffer_accesses(include_reads=True, include_writes=False)
     written = node.get_write_buffer_sizes()
     out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes())
-    out.saved = sum(_buffer_bytes(buf.node) for buf in node.get_outputs() if buf.get_name() in saved)
+    if saved is None:
+        out.saved = None
+    else:
+        out.saved = sum(_buffer_bytes(buf.node) for buf in node.get_outputs() if buf.get_name() in saved)
     for name, inductor_count in reads.items():
         gathered = _gathered_bytes(node, name)
         if gathered is not None and gathered != inductor_count:
@@ -217,7 +221,7 @@ def assign_to_kernels(
         entry = out[handles[cursor][0]]
         entry["read"] += node.read
         entry["written"] += node.written
-        entry["saved"] += node.saved
+        entry["saved"] = None if entry["saved"] is None or node.saved is None else entry["saved"] + node.saved
         entry["corrections"] += node.corrections
         entry["copies"] += node.copies
         entry["copy"] = entry["copy"] and bool(node.copies)

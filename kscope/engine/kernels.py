@@ -173,16 +173,21 @@ def summarize(
     summary = TraceSummary(device="cuda" if is_cuda else "cpu")
     rules = _OpRules(nonwork, dispatch_ops)
 
+    made_node: dict[int, _Node] = {}
     for n in nodes:
         if n.name.startswith(MARKER_PREFIX):
             op = rules.launch_op(n)
-            marker = int(n.name[len(MARKER_PREFIX):])
-            summary.markers[marker] = op.idx if op else -1
-            if n.phase == "forward":
-                seq = next((a.ev.get("args", {}).get("Sequence number") for a in n.ancestors()
-                            if a.name.startswith("aten::") and "Sequence number" in a.ev.get("args", {})), None)
-                if seq is not None:
-                    summary.forward_seq.setdefault(seq, []).append(marker)
+            summary.markers[int(n.name[len(MARKER_PREFIX):])] = op.idx if op else -1
+        elif n.phase == "forward" and n.name.startswith("aten::"):
+            # Every op records the number the next autograd node will get; the last op (in time)
+            # that recorded it is the one that made the node (a comparison before it made none).
+            seq = n.ev.get("args", {}).get("Sequence number")
+            if seq is not None:
+                made_node[seq] = n
+    for seq, op in made_node.items():
+        markers = [int(d.name[len(MARKER_PREFIX):]) for d in op.walk() if d.name.startswith(MARKER_PREFIX)]
+        if markers:
+            summary.forward_seq[seq] = markers
 
     if is_cuda:
         by_corr = {}

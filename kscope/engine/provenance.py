@@ -46,8 +46,8 @@ class CompiledKernel:
     bytes_written: int | None
     what: str | None = None
     """For a kernel that runs none of the user's ops: what it does, in the user's names."""
-    bytes_saved: int = 0
-    """Of bytes_written, what a training forward writes only for backward to read."""
+    bytes_saved: int | None = None
+    """Of bytes_written, what a training forward writes only for backward to read (None: unknown)."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -136,7 +136,7 @@ def compiled_kernels(
                 lines=lines,
                 bytes_read=None if rw is None else rw["read"],
                 bytes_written=None if rw is None else rw["written"],
-                bytes_saved=0 if rw is None else rw.get("saved", 0),
+                bytes_saved=None if rw is None else rw.get("saved"),
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
             )
         )

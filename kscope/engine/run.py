@@ -135,7 +135,8 @@ def run(
     except Exception as e:
         return _done(report, start, user_error("compiled", e, path))
     saved = report.compiled.bytes_saved
-    if saved and report.backward is None:
+    if saved and report.backward is None and report.eager.phase("backward") is None:
+        # a forward alone (a target that runs its own backward needs grad mode: no --no-grad hint)
         report = replace(report, notes=report.notes + (
             f"compiled: the forward writes {saved:,} B only for backward to read: the target's tensors require "
             "grad, so torch.compile built a training graph (--no-grad, key n, shows the inference graph)",

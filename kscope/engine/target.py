@@ -138,7 +138,7 @@ def make_inputs(module: types.ModuleType, fn: Any, device: torch.device, n: int 
             if moved:
                 notes.append(f"inputs() takes no device: moved its tensors to {device}")
         return args, notes
-    signature = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn)
+    signature = inspect.signature(code_of(fn))
     args, names, missing = [], [], []
     for p in signature.parameters.values():
         value = vars(module).get(p.name)
@@ -190,11 +190,15 @@ def prepare(path: str, name: str | None, device: torch.device, n: int | None = N
     return Target(target_name, fn, module, args, tuple(notes), module.__kscope_source__, definition_lines(fn))
 
 
+def code_of(fn: Any) -> Any:
+    """The function that runs: a module's forward, or the function itself."""
+    return fn.forward if isinstance(fn, torch.nn.Module) else fn
+
+
 def definition_lines(fn: Any) -> tuple[int, int] | None:
     """Where the target is defined (a module's forward for an nn.Module)."""
-    code_of = fn.forward if isinstance(fn, torch.nn.Module) else fn
     try:
-        lines, start = inspect.getsourcelines(code_of)
+        lines, start = inspect.getsourcelines(code_of(fn))
     except (OSError, TypeError):
         return None
     return start, start + len(lines) - 1

@@ -27,8 +27,8 @@ under `torch.profiler`, and shows what ran.
 - **output** — what your code printed.
 - **phases** — with `g` (or `--backward`) kscope runs backward after the target, from a gradient of ones for each
   output: kernels are tagged `fwd`, `bwd` or `opt` (an optimizer's step) and the launch counts and traffic are
-  given per phase. A compiled training forward also writes tensors only backward reads (`saved` in the kernel's
-  details); `n` (or `--no-grad`) runs the target under `torch.no_grad()` to see the inference graph.
+  given per phase. A compiled training forward also writes tensors only backward reads ("for bwd" in the
+  kernel's details); `n` (or `--no-grad`) runs the target under `torch.no_grad()` to see the inference graph.
 
 Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel, against the device's peak
 (GPU: its data sheet; CPU: a large copy measured once per worker).

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from kscope.report import PHASE_TAGS, PHASES, Report, fmt_bytes
+from kscope.report import PHASE_TAGS, Report, fmt_bytes, phases_ran
 from kscope.view import saving, transfers_text
 
 KERNEL_ROWS = 4
@@ -51,7 +51,7 @@ class TrafficBars(Static):
             table.add_row(Text(name, style="dim"), Bar(top, 0, nbytes or 0, color="grey50"), Text(value, style="dim"))
         note = "" if self.compact else saving(report)  # narrow: the summary line says it
         if note:
-            note_text = Text(note, style="bold green" if "less" in note else "bold red")
+            note_text = Text(note, style="bold green" if "less" in note else "bold" if "same" in note else "bold red")
             if report.peak_gbps:
                 note_text.append(f"  (peak {report.peak_gbps:.0f} GB/s)", style="dim")
             self.update(Group(table, note_text), layout=False)  # the pane's height is fixed by CSS
@@ -63,7 +63,7 @@ def _detail_rows(report: Report) -> list[tuple[str, int | None, str]]:
     """(label, bytes for the bar, value) rows: per phase (bar: compiled) when more than a forward
     ran, else the KERNEL_ROWS kernels that move the most."""
     e, c = report.eager, report.compiled
-    ran = [p for p in PHASES if any(m and m.phase(p) for m in (e, c))]
+    ran = phases_ran(report)
     if ran and ran != ["forward"]:
         rows = []
         for phase in ran:
