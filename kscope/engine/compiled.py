@@ -149,7 +149,7 @@ def run_compiled(
         )
         for g in graphs
     ]
-    phases = ["backward" if g.backward else "optimizer" if g.compile_id in backend.optimizer else "forward" for g in graphs]
+    phases = [_graph_phase(g, backend) for g in graphs]
     kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch, phases)
     if unknown:
         notes.append(
@@ -172,6 +172,12 @@ def run_compiled(
         traffic_source=source,
     )
     return CompiledRun(result, tuple(notes), timing)
+
+
+def _graph_phase(g: GraphCapture, backend: _RecordingBackend) -> str:
+    if g.backward:
+        return "backward"
+    return "optimizer" if g.compile_id in backend.optimizer else "forward"
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def run(
         target = prepare(path, request.target, device, request.n)
         target.step = step_for(request.backward, request.no_grad, target)
     except TargetError as e:
-        return _done(report, start, RunError(e.stage, "TargetError", e.message, path, e.line))
+        return _done(report, start, _target_error(e, path))
     except InputsFailed as e:
         return _done(report, start, user_error("inputs", e.__cause__, path))
     except BaseException as e:  # the user's module raised while loading
@@ -109,7 +109,7 @@ def run(
     try:
         eager = run_eager(target, device, request.calls, path)
     except TargetError as e:
-        return _done(report, start, RunError(e.stage, "TargetError", e.message, path, e.line))
+        return _done(report, start, _target_error(e, path))
     except Exception as e:
         return _done(report, start, user_error("eager", e, path))
     report = replace(report, eager=eager.result, notes=report.notes + eager.notes)
@@ -145,6 +145,11 @@ def run(
     c_mode = retimed(report.compiled, timed.compiled_kernel, timed.compiled_call)
     report = replace(report, eager=e_mode, compiled=c_mode, speedup=speedup(timed))
     return _done(report, start)
+
+
+def _target_error(e: TargetError, path: str) -> RunError:
+    """A problem with the file or target (or --backward on it), said in kscope's one line."""
+    return RunError(e.stage, "TargetError", e.message, path, e.line)
 
 
 def _done(report: Report, start: float, error: RunError | None = None) -> Report:
