@@ -33,6 +33,7 @@ from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
 from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
+from kscope.widgets.sweep import SweepPane
 from kscope.widgets.traffic import TrafficBars
 
 NARROW_BELOW = 110
@@ -59,6 +60,7 @@ class KscopeApp(App):
         Binding("r", "rerun", "re-run"),
         Binding("g", "grad('backward')", "fwd+bwd"),
         Binding("n", "grad('no_grad')", "no_grad", show=False),
+        Binding("z", "sweep", "sweep"),
         Binding("q", "quit", "quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
@@ -86,6 +88,9 @@ class KscopeApp(App):
         self.run_started: float | None = None
         self.eager_done = False
         self.stale = False
+        self.sweep_run = 0  # the id of the latest sweep requested
+        self.sweep_basis: tuple | None = None  # the graph the last sweep ran on (graph_signature)
+        self.sweep_after_first = spec.sweep is not None  # --sweep: sweep once the first run is on screen
 
     # --- layout ------------------------------------------------------------------------------------
 
@@ -109,6 +114,8 @@ class KscopeApp(App):
                     yield BreaksPane()
                 with TabPane("output", id="output"):
                     yield LogPane()
+                with TabPane("sweep", id="sweep"):
+                    yield SweepPane()
         yield Static("", id="errors")
         yield Footer()
 
@@ -156,6 +163,17 @@ class KscopeApp(App):
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
 
+    def action_sweep(self) -> None:
+        """z: sweep the file's sizes (a save cancels it) in the sweep tab."""
+        self.sweep_run = self.latest_run = self.session.request_sweep(self.spec.sweep or dict(DEFAULT_SWEEP))
+        self.sweep_basis = graph_signature(self.good)
+        self.action_tab("sweep")
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # the sweep's table and plot take the kernel tables' room
+        self.set_class(event.pane.id == "sweep", "-sweep-tab")
+
     @on(KernelTable.KernelSelected)
     def _kernel_selected(self, message: KernelTable.KernelSelected) -> None:
         for source in self.query(SourcePane):  # query, not query_one: gone while the app exits
@@ -187,6 +205,8 @@ class KscopeApp(App):
     @on(FileSaved)
     def _saved(self) -> None:
         self.latest_run = self.session.request_run()
+        if self.sweep_run:
+            self.query_one(SweepPane).cancel()
 
     @on(FileMissing)
     def _missing(self) -> None:
@@ -213,6 +233,8 @@ class KscopeApp(App):
             self.state = "watching"
         elif ev.run_id != self.latest_run:
             return  # a superseded run: its results never reach the screen
+        elif ev.run_id == self.sweep_run:
+            self._on_sweep_event(ev)
         elif ev.kind == "running":
             self.run_started, self.eager_done = ev.at, False
             self.state = "running eager…"
@@ -223,6 +245,19 @@ class KscopeApp(App):
         elif ev.kind == "report":
             self._finish(ev.report, ev.at)
         self._refresh_status()
+
+    def _on_sweep_event(self, ev: SessionEvent) -> None:
+        pane = self.query_one(SweepPane)
+        if ev.kind == "sweeping":
+            self.run_started, self.eager_done = ev.at, False
+            pane.begin(ev.at)
+        elif ev.kind == "sweep":
+            pane.progress(ev.report)
+        elif ev.kind == "report":
+            took = ev.at - self.run_started if self.run_started else ev.report.wall_s
+            self.run_started = None
+            self.state = f"sweep done in {took:.1f} s" if ev.report.ok else f"sweep failed in {took:.1f} s"
+            pane.finish(ev.report)
 
     def _finish(self, report: Report, at: float) -> None:
         took = at - self.run_started if self.run_started else report.wall_s
@@ -238,6 +273,11 @@ class KscopeApp(App):
                 self.query_one(LogPane).write(f"[kscope] note: {note}")
         if not report.errors:
             self.before, self.good = self.good, report
+            if self.sweep_basis is not None and graph_signature(report) != self.sweep_basis:
+                self.query_one(SweepPane).mark_stale()
+            if self.sweep_after_first:
+                self.sweep_after_first = False
+                self.call_after_refresh(self.action_sweep)
         self.state = f"done in {took:.1f} s"
         self._show(report, partial=False)
         self._show_errors(report)
@@ -280,15 +320,21 @@ class KscopeApp(App):
     def _tick(self) -> None:
         if self.run_started is not None:
             self._refresh_status()
+            if self.latest_run == self.sweep_run:
+                self.query_one(SweepPane).tick()
 
     def _refresh_status(self) -> None:
         state = self.state
         if self.run_started is not None:
             elapsed = time.monotonic() - self.run_started
-            state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
+            if self.latest_run == self.sweep_run:
+                state = f"sweeping… {elapsed:.1f} s"
+            else:
+                state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
         r = self.shown or self.good
         compiled = r.compiled if r else None
-        if compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale:
+        if (compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale
+                and not state.startswith("sweep")):
             state += f" (compile {compiled.compile_s:.2f} s)"
         device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
         self.query_one(StatusLine).show(
@@ -304,8 +350,26 @@ class KscopeApp(App):
         )
 
 
-def run_app(path: str, target: str | None, *, device: str, timeout: float, calls: int, **switches: bool) -> int:
-    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls, **switches))
+DEFAULT_SWEEP = {"sizes": None, "budget_s": 60.0, "static": False}
+
+
+def graph_signature(report: Report | None) -> tuple | None:
+    """What a save must change for a sweep to be stale: the kernels each mode ran, and their ops."""
+    if report is None:
+        return None
+    return tuple(
+        (mode_name, k.phase, k.name, k.ops)
+        for mode_name, mode in (("eager", report.eager), ("compiled", report.compiled))
+        if mode is not None
+        for k in mode.kernels
+    )
+
+
+def run_app(
+    path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
+    **switches: bool,
+) -> int:
+    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches))
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.

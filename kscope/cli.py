@@ -9,6 +9,7 @@ import sys
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_SWEEP_BUDGET_S = 60.0
 
 
 def split_target(spec: str) -> tuple[str, str | None]:
@@ -38,7 +39,45 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--backward", action="store_true", help="run backward after the target too: forward and backward kernels"
     )
     grad.add_argument("--no-grad", action="store_true", help="run the target under torch.no_grad(): the inference graph")
-    return parser.parse_args(argv)
+    sweep = parser.add_argument_group("size sweep")
+    sweep.add_argument(
+        "--sweep", action="store_true",
+        help="run the target at sizes n = 10², 10³, ... (the file's inputs(device, n)): where compiled pulls away",
+    )
+    sweep.add_argument("--sizes", type=parse_sizes, metavar="N,N,...", help="the sizes to sweep (100,1e4,1e6)")
+    sweep.add_argument(
+        "--sweep-budget", type=float, default=DEFAULT_SWEEP_BUDGET_S, metavar="SECONDS",
+        help="stop the sweep before a size that would end past this (default: 60)",
+    )
+    sweep.add_argument(
+        "--sweep-static", action="store_true",
+        help="compile each size on its own (default: one torch.compile for all sizes, as a program would)",
+    )
+    args = parser.parse_args(argv)
+    if args.sizes or args.sweep_static:
+        args.sweep = True
+    return args
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """"100,1e4,1e6" -> (100, 10000, 1000000), ascending, each a whole number >= 1."""
+    sizes = []
+    for part in text.split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a size: {part!r} (give sizes as 100,1e4,1e6)") from None
+        if value < 1 or not value.is_integer():
+            raise argparse.ArgumentTypeError(f"not a whole number of elements: {part!r}")
+        sizes.append(int(value))
+    return tuple(sorted(set(sizes)))
+
+
+def sweep_options(args: argparse.Namespace) -> dict | None:
+    """The sweep's request fields (engine.sweep.SweepRequest), or None without --sweep."""
+    if not args.sweep:
+        return None
+    return {"sizes": list(args.sizes) if args.sizes else None, "budget_s": args.sweep_budget, "static": args.sweep_static}
 
 
 def switches(args: argparse.Namespace) -> dict[str, bool]:
@@ -61,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_once_cli(path, name, args)
     from kscope.app import run_app  # textual is imported only for the live app
 
-    return run_app(path, name, device=args.device, timeout=args.timeout, calls=args.calls, **switches(args))
+    return run_app(
+        path, name, device=args.device, timeout=args.timeout, calls=args.calls, sweep=sweep_options(args),
+        **switches(args),
+    )
 
 
 def check_file(path: str) -> str | None:
@@ -78,13 +120,16 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     from kscope.once import run_once
 
     # With --json, stdout carries the JSON alone: the user's prints and logs go to stderr.
-    report = run_once(path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno(), **switches(args))
+    report = run_once(
+        path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno(), sweep=sweep_options(args),
+        **switches(args),
+    )
     code = EXIT_OK if report.ok else EXIT_RUN_FAILED
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
-    if report.errors and report.eager is None:
+    if report.errors and report.eager is None and not (report.sweep and report.sweep.points):
         # Nothing ran: one clear line per error, no table.
         for e in report.errors:
             where = f"{os.path.relpath(e.file)}:{e.line}: " if e.file and e.line else ""
@@ -93,9 +138,15 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
         return code
     from rich.console import Console
 
+    console = Console()
+    if report.sweep is not None:
+        from kscope.render_sweep import render_sweep
+
+        console.print(render_sweep(report, console.width))
+        return code
     from kscope.render import render_report
 
-    Console().print(render_report(report))
+    console.print(render_report(report))
     return code
 
 

@@ -10,18 +10,30 @@ from kscope.worker_client import Worker, WorkerDied
 
 
 def run_once(
-    file: str, target: str | None, device: str, timeout: float, calls: int, stdout=None, **options: bool
+    file: str,
+    target: str | None,
+    device: str,
+    timeout: float,
+    calls: int,
+    stdout=None,
+    sweep: dict | None = None,
+    **options: bool,
 ) -> Report:
     """Run in a worker whose output goes to `stdout` (kscope's stderr for --json). A run past
     `timeout` seconds (not counting torch's start-up) is stopped and reported. `options`: the
-    RunRequest's switches (cold, backward, no_grad)."""
+    RunRequest's switches (cold, backward, no_grad). `sweep`: a size sweep's fields (cli.sweep_options)
+    instead of one run; it may take its budget more than the timeout."""
     worker = Worker(stdout=stdout, stderr=stdout)
     worker.start()
     base = Report(file=os.path.abspath(file), target=target or "")
     partial: Report | None = None
     try:
         worker.wait_ready()
-        worker.send({"file": file, "target": target, "device": device, "calls": calls, **options})
+        if sweep is not None:
+            worker.send(sweep_request(file, target, device, sweep, options))
+            timeout += sweep["budget_s"]
+        else:
+            worker.send({"file": file, "target": target, "device": device, "calls": calls, **options})
         deadline = time.monotonic() + timeout
         while True:
             message = worker.read(max(0.0, deadline - time.monotonic()))
@@ -35,7 +47,7 @@ def run_once(
                 )
                 return _with_error(partial or base, stopped)
             report = Report.from_dict(message.report)
-            if message.type == "eager":
+            if message.type in ("eager", "sweep"):
                 partial = report
             elif message.type == "report":
                 return report
@@ -46,6 +58,12 @@ def run_once(
         # Nothing is left to save (inductor's caches and kscope's store are written during the
         # run), and a torch process takes ~0.9 s to tear itself down: kill it instead.
         worker.kill()
+
+
+def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
+    """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
+    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad")}
+    return {"type": "sweep", "file": file, "target": target, "device": device, **sweep, **grad}
 
 
 def _with_error(report: Report, error: RunError) -> Report:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA = 3
+SCHEMA = 4
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
 to read; each mode has per-phase totals; the Report says how backward was run (`backward`) and
-whether grad mode was off (`no_grad`)."""
+whether grad mode was off (`no_grad`).
+4: a size sweep (--sweep) is a Report with `sweep` set (and no eager or compiled half)."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -243,10 +244,14 @@ class Report:
     """Set when kscope ran backward after the target (--backward)."""
     no_grad: bool = False
     """The target ran under torch.no_grad() (--no-grad): the inference graph."""
+    sweep: Any = None
+    """A size sweep (kscope.report_sweep.Sweep), for a --sweep run; None otherwise."""
     schema: int = SCHEMA
 
     @property
     def ok(self) -> bool:
+        if self.sweep is not None:
+            return bool(self.sweep.points) and not self.errors
         return self.eager is not None and self.compiled is not None and not self.errors
 
     def transfers(self, nbytes: int | None) -> float | None:

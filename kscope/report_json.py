@@ -16,6 +16,7 @@ from kscope.report import (
     RunError,
     Speedup,
 )
+from kscope.report_sweep import sweep_from_dict, sweep_to_dict
 
 
 def report_to_dict(r: Report) -> dict[str, Any]:
@@ -50,6 +51,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "no_grad": r.no_grad,
         "target_lines": list(r.target_lines) if r.target_lines else None,
         "source": r.source,
+        "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
     }
 
 
@@ -73,6 +75,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         speedup=_speedup_from_dict(d.get("speedup")),
         backward=Backward(d["backward"]["loss"], tuple(d["backward"]["grads_of"])) if d.get("backward") else None,
         no_grad=d.get("no_grad", False),
+        sweep=sweep_from_dict(d.get("sweep")),
         schema=d.get("schema", SCHEMA),
     )
 

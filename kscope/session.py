@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kscope.once import sweep_request
 from kscope.report import Report, RunError
 from kscope.worker_client import Worker, WorkerDied, describe_exit
 
@@ -68,7 +69,8 @@ def _set_priority(worker: Worker, nice: int) -> None:
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str
-    """starting | ready | running | eager | report | log | restarted"""
+    """starting | ready | running | eager | report | log | restarted; for a sweep, sweeping |
+    sweep (the sizes so far) | report"""
     run_id: int = 0
     report: Report | None = None
     text: str = ""
@@ -88,6 +90,8 @@ class RunSpec:
     """Run backward after the target (forward + backward kernels)."""
     no_grad: bool = False
     """Run the target under torch.no_grad() (the inference graph)."""
+    sweep: dict | None = None
+    """--sweep: the sweep's options (sizes, budget_s, static); the app sweeps once at start."""
 
 
 class LiveSession:
@@ -103,6 +107,7 @@ class LiveSession:
         self._workers: list[Worker] = []  # [current, spare?]
         self.restarts = 0
         self._shown = 0  # the latest run whose eager half the app has drawn
+        self._sweeps: dict[int, dict] = {}  # run id -> sweep options, for the runs that are sweeps
 
     # --- called from the UI thread -------------------------------------------------------------
 
@@ -113,6 +118,14 @@ class LiveSession:
 
     def start(self) -> None:
         self._thread.start()
+
+    def request_sweep(self, options: dict) -> int:
+        """Ask for a size sweep of the file as it is now (cli.sweep_options' fields), at once. Like
+        any request it gives way to the next: a save cancels it."""
+        with self._cond:
+            run_id = self.request_run(coalesce=False)
+            self._sweeps[run_id] = options
+            return run_id
 
     def request_run(self, coalesce: bool = True) -> int:
         """Ask for a run of the file as it is now. `coalesce=False` (the `r` key) starts it at
@@ -332,18 +345,23 @@ class LiveSession:
     def _run_on(self, worker: Worker, run_id: int) -> None:
         spec = self.spec
         started = time.monotonic()
-        self.emit(SessionEvent("running", run_id, at=started))
+        sweep = self._sweeps.pop(run_id, None)
+        timeout = spec.timeout + (sweep["budget_s"] if sweep else 0)
+        self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
+            grad = {"backward": spec.backward, "no_grad": spec.no_grad}
             request_id = worker.send(
-                {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
-                 "cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "settle": True}
+                sweep_request(spec.file, spec.target, spec.device, sweep, grad)
+                if sweep
+                else {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
+                      "cold": spec.cold, **grad, "settle": True}
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))
             self._replace_current(str(e))
             return
         partial: Report | None = None
-        told = False
+        told = sweep is not None  # a sweep times each size itself: it waits for no screen
         while True:
             if partial is not None and not told and self._shown == run_id:
                 # The eager half is on screen: the worker may time the modes now (see RunRequest.settle).
@@ -356,9 +374,9 @@ class LiveSession:
                 if not self._stopping:
                     self._replace_current("superseded by a newer save")
                 return
-            if time.monotonic() - started > spec.timeout:
+            if time.monotonic() - started > timeout:
                 self._report_failure(
-                    run_id, partial, "timeout", f"stopped after {spec.timeout:g} s (--timeout); worker restarted"
+                    run_id, partial, "timeout", f"stopped after {timeout:g} s (--timeout); worker restarted"
                 )
                 self._replace_current("timeout")
                 return
@@ -371,9 +389,9 @@ class LiveSession:
             if message is None:
                 continue
             report = Report.from_dict(message.report) if message.report else None
-            if message.type == "eager":
+            if message.type in ("eager", "sweep"):
                 partial = report
-                self.emit(SessionEvent("eager", run_id, report))
+                self.emit(SessionEvent(message.type, run_id, report))
             elif message.type == "report":
                 self.emit(SessionEvent("report", run_id, report))
                 self._ensure_spare()

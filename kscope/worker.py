@@ -170,6 +170,9 @@ def main(argv: list[str]) -> int:
         rid = message.pop("id", None)
         if message.get("type") == "shown":
             continue  # the app saw an eager half after its run stopped waiting for it
+        if message.pop("type", None) == "sweep":
+            _sweep(message, rid, results)
+            continue
         request = RunRequest(**message)
 
         def on_eager(report, rid=rid):
@@ -185,6 +188,20 @@ def main(argv: list[str]) -> int:
         _release_device_memory()  # after the report: costs no time on screen
         _release_memory()
     return 0
+
+
+def _sweep(message: dict, rid, results) -> None:
+    """A size sweep: {"type": "sweep", "id", "report"} after each size, then the report."""
+    from kscope.engine.sweep import SweepRequest, run_sweep
+
+    sizes = message.pop("sizes", None)
+    request = SweepRequest(**message, sizes=tuple(sizes) if sizes else None)
+    report = run_sweep(request, on_point=lambda r: _send(results, {"type": "sweep", "id": rid, "report": r.to_dict()}))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _send(results, {"type": "report", "id": rid, "report": report.to_dict()})
+    _release_device_memory()
+    _release_memory()
 
 
 if __name__ == "__main__":

@@ -132,6 +132,29 @@ def backward_report(file: str = "/work/add_relu.py") -> Report:
                    backward=Backward("a gradient of ones for the output, as for their sum", ("a", "b")))
 
 
+def sweep_report(file: str = "/work/add_relu.py") -> Report:
+    """A sweep of the seed, 10² to 10⁷, with hand-made times: compiled pulls away from 10⁶."""
+    from kscope.report_sweep import Sweep, SweepMode, SweepPoint
+
+    times = {100: (9.0, 41.0), 10**3: (10.5, 44.0), 10**4: (21.0, 63.0), 10**5: (66.0, 80.0),
+             10**6: (520.0, 330.0), 10**7: (9100.0, 5400.0)}
+    points = []
+    for i, (n, (e_us, c_us)) in enumerate(times.items()):
+        eager = SweepMode(2, 12 * n, 8 * n, e_us * 0.9, (e_us * 0.85, e_us * 0.95), e_us, (e_us * 0.95, e_us * 1.05),
+                          ("aten::add", "aten::relu"))
+        compiled = SweepMode(1, 8 * n, 4 * n, c_us * 0.8, (c_us * 0.75, c_us * 0.85), c_us, (c_us * 0.96, c_us * 1.04),
+                             ("cpp_fused_add_relu_0",), ("serial" if n < 10**4 else "parallel",))
+        ratio = e_us / c_us
+        verdict = "faster" if ratio > 1.1 else "slower" if ratio < 0.9 else "same within noise"
+        recompiled = ("compiled for this size (static shapes)" if i == 0 else
+                      "recompiled: 0/0: tensor 'a' size mismatch at index 0. expected 100, actual 1000" if i == 1
+                      else None)
+        points.append(SweepPoint(n, eager, compiled, verdict, ratio, "0/0" if i == 0 else "0/1 (dynamic)", recompiled,
+                                 1.0))
+    sweep = Sweep(tuple(points), tuple(times), recompiles=1)
+    return Report(file, "add_relu", "cpu", "AMD EPYC", "2.13.0+cpu", peak_gbps=25.0, sweep=sweep, source=ARTICLE_SOURCE)
+
+
 class FixedSession:
     """Same interface as LiveSession; each run replays `report` with fixed timestamps."""
 
@@ -155,6 +178,12 @@ class FixedSession:
         eager_only = self.report.__class__(**{**self.report.__dict__, "compiled": None})
         self.emit(SessionEvent("eager", self.runs, eager_only, at=100.2))
         self.emit(SessionEvent("report", self.runs, self.report, at=101.5))
+        return self.runs
+
+    def request_sweep(self, options):
+        self.runs += 1
+        self.emit(SessionEvent("sweeping", self.runs, at=200.0))
+        self.emit(SessionEvent("report", self.runs, sweep_report(self.report.file), at=224.0))
         return self.runs
 
     def shown(self, run_id):

@@ -107,18 +107,23 @@ def run_compiled(
     store: TrafficStore,
     eager: EagerRun,
     time_it: Callable[[Callable[[], object], float], Timed],
+    reuse: KeptCompile | None = None,
 ) -> CompiledRun:
     """The compiled ModeResult, notes about it, and the timing of both modes. `eager` gives bytes
     to launches that ran outside any compiled graph (code dynamo left to run eagerly): the same
     ops, accounted the eager way; and the ops the dispatcher ran, so composite ops count the same
     in both modes. time_it(call, seconds one call took) times eager against compiled: its first
-    profiled rounds are also what the compiled rows are made of (no profile of its own)."""
-    torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
-    backend = _RecordingBackend(user_file)
-    call = target.runner(torch.compile(target.fn, backend=backend))
+    profiled rounds are also what the compiled rows are made of (no profile of its own). `reuse`:
+    a torch.compile kept from an earlier run (a sweep's previous size), which recompiles only when
+    its guards fail, as the user's own would; by default, a fresh one."""
+    if reuse is None:
+        torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
+        reuse = KeptCompile(target.fn, user_file)
+    backend = reuse.backend
+    call = target.runner(reuse.compiled)
 
     # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
-    with capture_inductor() as graphs, backend.keys.backward():
+    with capture_inductor() as fresh, backend.keys.backward():
         start = time.perf_counter()
         try:
             call()
@@ -134,16 +139,21 @@ def run_compiled(
     timed = timing.trace.only("c")
     calls = sum(1 for label in timing.labels if label.startswith("c"))
 
-    source, notes = _fill_bytes(graphs, store, target, device)
-    for g in graphs:
+    source, notes = _fill_bytes(fresh, store, target, device)
+    for g in fresh:
         g.restore_provenance(store.get(g.code_hash))
+    graphs = Capture()
+    graphs += reuse.graphs + list(fresh)
+    graphs.recompiles = fresh.recompiles
+    reuse.graphs = list(graphs)
     kernels_of = [
         compiled_kernels(
             provenance=g.provenance,
             stack_traces=g.stack_traces,
             output_code=g.code,
             post_grad_graph=g.post_grad_graph,
-            kernel_bytes=store.get(g.code_hash),
+            # a graph compiled for dynamic shapes is counted at the sizes of this call
+            kernel_bytes=g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash),
             user_file=user_file,
             input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
         )
@@ -171,7 +181,7 @@ def run_compiled(
         recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
     )
-    return CompiledRun(result, tuple(notes), timing)
+    return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
 
 
 def _graph_phase(g: GraphCapture, backend: _RecordingBackend) -> str:
@@ -180,12 +190,25 @@ def _graph_phase(g: GraphCapture, backend: _RecordingBackend) -> str:
     return "optimizer" if g.compile_id in backend.optimizer else "forward"
 
 
+class KeptCompile:
+    """One torch.compile of the target and the graphs it compiled so far, kept across runs."""
+
+    def __init__(self, fn, user_file: str):
+        self.backend = _RecordingBackend(user_file)
+        self.compiled = torch.compile(fn, backend=self.backend)
+        self.graphs: list[GraphCapture] = []
+
+
 @dataclass(frozen=True)
 class CompiledRun:
     result: ModeResult
     """Its times are those of its profiled rounds, until retimed with `timing`."""
     notes: tuple[str, ...]
     timing: Timed
+    graphs: tuple[GraphCapture, ...] = ()
+    """Every graph the compiled function has, this run's and those it kept from earlier runs."""
+    new_graphs: int = 0
+    """How many of them were compiled during this run."""
 
 
 def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:
@@ -238,14 +261,20 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) ->
     return source, notes
 
 
-def _graph_of_call(call: str | None, names: set[str], graphs: Capture, kernels_of: list) -> int | None:
-    """The graph a "## Call CompiledFxGraph KEY ##" ran: by inductor's cache key, else (cache off)
-    the graph whose kernels best cover the names launched under it."""
+def _graph_of_call(
+    call: str | None, region: str | None, names: set[str], graphs: Capture, kernels_of: list
+) -> int | None:
+    """The graph a "## Call CompiledFxGraph KEY ##" ran: by inductor's cache key; else (cache off:
+    KEY is "None") the latest forward graph of the compiled region it ran in; else the graph whose
+    kernels best cover the names launched under it."""
     if call is None:
         return None
     for i, g in enumerate(graphs):
         if g.fx_key and g.fx_key == call:
             return i
+    in_region = [i for i, g in enumerate(graphs) if g.compile_id == region and not g.backward]
+    if in_region:
+        return in_region[-1]
     best, score = None, 0
     for i, kernels in enumerate(kernels_of):
         overlap = len(names & {k.name for k in kernels})
@@ -264,16 +293,16 @@ def _kernel_rows(
 ) -> tuple[list[Kernel], list[str]]:
     """One row per (graph, phase, name). A launch's phase is its graph's (backward graph,
     optimizer step) when it ran in one, else what the trace says (see kernels)."""
-    names_under: dict[str | None, set[str]] = defaultdict(set)
+    names_under: dict[tuple, set[str]] = defaultdict(set)
     for launch in timed.launches:
-        names_under[launch.call].add(launch.name)
+        names_under[launch.call, launch.region].add(launch.name)
         if launch.owner_name:
-            names_under[launch.call].add(launch.owner_name)
-    graph_of = {call: _graph_of_call(call, names, graphs, kernels_of) for call, names in names_under.items()}
+            names_under[launch.call, launch.region].add(launch.owner_name)
+    graph_of = {where: _graph_of_call(*where, names, graphs, kernels_of) for where, names in names_under.items()}
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
         name = launch_label(launch) if launch.call is None else launch.name
-        graph = graph_of[launch.call]
+        graph = graph_of[launch.call, launch.region]
         phase = graph_phases[graph] if graph is not None and graph_phases else launch.phase
         groups.setdefault((graph, phase, name), []).append(launch)
     per_name = defaultdict(set)

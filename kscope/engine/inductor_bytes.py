@@ -99,7 +99,8 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     else:
         key = frozenset(o.name for o in origins)
     reads = node.get_read_write_buffer_accesses(include_reads=True, include_writes=False)
-    written = node.get_write_buffer_sizes()
+    # the uncached form of get_write_buffer_sizes: a dynamic graph is counted again at each size
+    written = sum(node.get_read_write_buffer_accesses(include_reads=False, include_writes=True).values())
     out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes())
     if saved is None:
         out.saved = None
@@ -228,3 +229,19 @@ def assign_to_kernels(
         entry["layout"] = entry["layout"] or node.layout
         entry["why"] = entry["why"] or node.why
     return out, stray
+
+
+def current_graph():
+    """Inductor's graph being compiled (V.graph)."""
+    from torch._inductor.virtualized import V
+
+    return V.graph
+
+
+def symbolic_sizes() -> bool:
+    """The graph being compiled has sizes that are symbols (dynamic shapes): its bytes depend on
+    the sizes it runs at."""
+    from torch._inductor.virtualized import V
+
+    env = getattr(V.graph.sizevars, "shape_env", None)
+    return bool(getattr(env, "backed_var_to_val", None))

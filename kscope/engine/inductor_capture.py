@@ -27,7 +27,14 @@ from pathlib import Path
 
 import torch
 
-from kscope.engine.inductor_bytes import NodeBytes, assign_to_kernels, node_bytes, saved_for_backward
+from kscope.engine.inductor_bytes import (
+    NodeBytes,
+    assign_to_kernels,
+    current_graph,
+    node_bytes,
+    saved_for_backward,
+    symbolic_sizes,
+)
 from kscope.engine.provenance import profiler_name, stable_handles
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
@@ -59,6 +66,10 @@ class GraphCapture:
     """Inductor's FX-graph-cache key (what the profiler's "## Call CompiledFxGraph KEY ##" says)."""
     cache: str | None = None
     """"hit", "miss" or "bypass" as inductor logged it; None when the cache was off."""
+    live: tuple | None = field(default=None, repr=False, compare=False)
+    """(inductor's graph, its scheduler nodes, the buffers saved for backward), kept while this
+    process runs for a graph compiled with dynamic shapes: its bytes depend on the sizes it runs
+    at, and engine.dynamic_bytes counts them again at each (never serialized)."""
 
     @property
     def code_hash(self) -> str:
@@ -88,13 +99,29 @@ class GraphCapture:
         "post"}, each
         scheduler node given to the kernel it was generated into (see inductor_bytes); the
         bytes of nodes no kernel claimed are under "" (normally none)."""
-        handles = [(h, profiler_name(h)[1], frozenset(post)) for h, post in self.provenance.items()]
-        per_handle, stray = assign_to_kernels(handles, self.nodes or [])
-        stable = stable_handles(self.provenance)
-        out = {stable[h]: {**v, "post": list(self.provenance[h])} for h, v in per_handle.items()}
+        per_handle, stray = assign_to_kernels(self._handles(), self.nodes or [])
+        out = self._stable(per_handle)
         if stray:
             out[""] = {"read": stray, "written": 0}
         return out
+
+    def kernel_bytes_at(self, target) -> dict[str, dict] | None:
+        """kernel_bytes for the sizes of the target's current arguments: for a graph compiled with
+        dynamic shapes, counted again (engine.dynamic_bytes); None for any other graph, or when the
+        sizes cannot be read."""
+        if self.live is None:
+            return None
+        from kscope.engine.dynamic_bytes import bytes_at
+
+        per_handle = bytes_at(self.live, self._handles(), target)
+        return None if per_handle is None else self._stable(per_handle)
+
+    def _handles(self) -> list[tuple[str, str, frozenset[str]]]:
+        return [(h, profiler_name(h)[1], frozenset(post)) for h, post in self.provenance.items()]
+
+    def _stable(self, per_handle: dict[str, dict]) -> dict[str, dict]:
+        stable = stable_handles(self.provenance)
+        return {stable[h]: {**v, "post": list(self.provenance[h])} for h, v in per_handle.items()}
 
 
 class Capture(list):
@@ -137,9 +164,13 @@ class _Listener(logging.Handler):
             return
         cid = torch._guards.CompileContext.current_compile_id()
         # Computed here, while inductor's graph is still the current one (V.graph).
-        saved = saved_for_backward([node for node, _ in args["nodes_num_elem"]])
-        nodes = [node_bytes(node, saved) for node, _ in args["nodes_num_elem"]]
+        snodes = [node for node, _ in args["nodes_num_elem"]]
+        saved = saved_for_backward(snodes)
+        nodes = [node_bytes(node, saved) for node in snodes]
         g = self.graphs.current(_cid(cid))
+        if symbolic_sizes():
+            previous = g.live[1] if g.live else []
+            g.live = (current_graph(), previous + snodes, saved)
         g.nodes = (g.nodes or []) + nodes
         g.inductor_total = (g.inductor_total or 0) + int(args.get("num_bytes_accessed", 0))
         if not g.provenance and g.stack_traces:
@@ -174,6 +205,12 @@ class _Listener(logging.Handler):
                 reasons = json.loads(payload)
                 for reason in reasons if isinstance(reasons, list) else [reasons]:
                     self.graphs.recompiles.append((cid, str(reason)))
+        elif "compilation_metrics" in meta:
+            # A recompile for a size that changed (automatic dynamic shapes) logs no
+            # recompile_reasons artifact; the frame's metrics still say why.
+            reason = (meta["compilation_metrics"] or {}).get("recompile_reason")
+            if reason and not any(c == cid for c, _ in self.graphs.recompiles):
+                self.graphs.recompiles.append((cid, str(reason)))
 
 
 def _cid(compile_id) -> str:

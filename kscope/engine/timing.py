@@ -168,14 +168,16 @@ def time_both(
     dispatched=None,
     cold: bool = False,
     round_s: float | None = None,
+    budget_s: float = BUDGET_S,
 ) -> Timed:
     """Kernel and call times of both modes, in µs per call, and how contended the CPU was.
     round_s: what one round is expected to cost, if known: when MIN_ROUNDS of them fit in the
-    budget they are taken in one profile, not FLOOR_ROUNDS first."""
+    budget they are taken in one profile, not FLOOR_ROUNDS first. budget_s: BUDGET_S, or less (a
+    sweep times many sizes); the call times' budget shrinks with it."""
     flush = _flusher(device) if cold else None
     stalled_before, wall_before = _cpu_stall_us(), time.perf_counter()
     e_kernel, c_kernel = [], []
-    cheap = round_s is not None and round_s * MIN_ROUNDS < BUDGET_S / 4
+    cheap = round_s is not None and round_s * MIN_ROUNDS < budget_s / 4
     started, rounds = time.perf_counter(), MIN_ROUNDS if cheap else FLOOR_ROUNDS
     first: tuple[TraceSummary, tuple[str, ...]] | None = None
     while rounds > 0:
@@ -193,9 +195,9 @@ def time_both(
         if done >= MIN_ROUNDS and _settled(Samples(tuple(e_kernel)), Samples(tuple(c_kernel))):
             break
         spent = time.perf_counter() - started
-        affordable = int((BUDGET_S - spent) / (spent / done))
+        affordable = int((budget_s - spent) / (spent / done))
         rounds = min(MIN_ROUNDS - done if done < MIN_ROUNDS else done, MAX_ROUNDS - done, affordable)
-    e_call, c_call = _call_times(eager, compiled, device, flush)
+    e_call, c_call = _call_times(eager, compiled, device, flush, CALL_BUDGET_S * budget_s / BUDGET_S)
     stalled_after, wall_after = _cpu_stall_us(), time.perf_counter()
     waiting = None
     if stalled_before is not None and stalled_after is not None:
@@ -216,7 +218,7 @@ def _cpu_stall_us() -> int | None:
     return None
 
 
-def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
+def _call_times(eager, compiled, device, flush, budget_s: float = CALL_BUDGET_S) -> tuple[Samples, Samples]:
     times: dict[str, list[float]] = {"e": [], "c": []}
     total = {"e": 0.0, "c": 0.0}
     started = time.perf_counter()
@@ -235,7 +237,7 @@ def _call_times(eager, compiled, device, flush) -> tuple[Samples, Samples]:
         if i + 1 >= MIN_ROUNDS and max(total.values()) >= CALL_MIN_S:
             break
         spent = time.perf_counter() - started
-        if i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > CALL_BUDGET_S:
+        if i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > budget_s:
             break
     return Samples(tuple(times["e"])), Samples(tuple(times["c"]))
 

@@ -30,6 +30,10 @@ under `torch.profiler`, and shows what ran.
   given per phase. A compiled training forward also writes tensors only backward reads ("for bwd" in the
   kernel's details); `n` (or `--no-grad`) runs the target under `torch.no_grad()` to see the inference graph.
 
+- **sweep** — with `z` (or `--sweep`) kscope runs the target at growing sizes n through `inputs(device, n)`: per
+  size, launches, bytes per element and wall time per call, eager → compiled, the compiled kernel that ran and
+  whether torch.compile recompiled; the plot shows time per call and GB/s against n, and where compiled pulls away.
+
 Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel, against the device's peak
 (GPU: its data sheet; CPU: a large copy measured once per worker).
 
@@ -38,6 +42,7 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `r` | run again now |
 | `g` | forward ↔ forward + backward (re-runs) |
 | `n` | as written ↔ under `torch.no_grad()` (re-runs) |
+| `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
 | `f` `s` `c` `b` `o` | fused kernels / source / code / graph breaks / output tab |
 | `tab` / `shift+tab` | move between panes |
 | `ctrl+p` | command palette (themes, …) |

@@ -1,0 +1,79 @@
+"""Inductor's bytes for a graph compiled with dynamic shapes, at the sizes it ran at.
+
+A graph compiled for symbolic sizes (torch.compile recompiles with dynamic shapes once a size
+changes) runs at every size that passes its guards, but inductor counts its bytes once, at the
+size it was compiled for (its size hints). kscope keeps inductor's graph and scheduler nodes
+(GraphCapture.live) and has inductor count them again with the hints set to the sizes of the call:
+the same count (`get_read_write_buffer_accesses`), not a re-derivation.
+
+The sizes come from dynamo's shape environment: each symbol names where its value comes from
+(`L['a'].size()[0]`, a local of the compiled frame), which is read off the call's arguments.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from kscope.engine.inductor_bytes import assign_to_kernels, node_bytes
+from kscope.engine.target import Target, code_of
+
+
+def frame_locals(target: Target) -> dict[str, Any] | None:
+    """The compiled frame's locals for the target's arguments ("a", "b"; "self" for a module)."""
+    fn = code_of(target.fn)
+    try:
+        bound = inspect.signature(fn).bind(*target.args)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    out = dict(bound.arguments)
+    if fn is not target.fn:  # a module's forward: its frame has `self`
+        out["self"] = target.fn
+    return out
+
+
+def symbol_values(graph, target: Target) -> dict | None:
+    """Each size symbol of inductor's graph -> its value for the target's current arguments; None
+    when one cannot be read (a source kscope cannot evaluate)."""
+    env = graph.sizevars.shape_env
+    scope = {"L": frame_locals(target), "G": vars(target.module)}
+    if scope["L"] is None:
+        return None
+    out = {}
+    for symbol in env.backed_var_to_val:
+        sources = env.var_to_sources.get(symbol) or []
+        value = None
+        for source in sources:
+            name = source.name() if callable(source.name) else source.name
+            try:
+                value = int(eval(name, {"__builtins__": {}}, scope))  # noqa: S307 - dynamo's own source names
+                break
+            except Exception:
+                continue
+        if value is None:
+            return None
+        out[symbol] = value
+    return out
+
+
+def bytes_at(live: tuple, handles: list[tuple[str, str, frozenset[str]]], target: Target) -> dict | None:
+    """Per kernel handle, inductor's bytes counted at the sizes of the target's arguments (as
+    assign_to_kernels gives them); None when the sizes cannot be read."""
+    from torch._inductor.virtualized import V
+
+    graph, snodes, saved = live
+    values = symbol_values(graph, target)
+    if values is None:
+        return None
+    hints = graph.sizevars.shape_env.backed_var_to_val
+    before = dict(hints)
+    try:
+        hints.update(values)
+        with V.set_graph_handler(graph):
+            nodes = [node_bytes(n, saved) for n in snodes]
+    finally:
+        hints.clear()
+        hints.update(before)
+    per_handle, _ = assign_to_kernels(handles, nodes)
+    return per_handle

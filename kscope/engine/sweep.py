@@ -1,0 +1,268 @@
+"""A size sweep: the target at n = 10², 10³, ... eagerly and compiled, each size a full run.
+
+The size goes in through the file's `inputs(device, n)`. By default one torch.compile serves every
+size, as it would in the user's program: the first size compiles for its static shapes, the next
+fails a size guard and recompiles with dynamic shapes, and that graph runs at every later size
+(inductor's bytes for it are counted again at each size: engine.dynamic_bytes). `static` compiles
+each size on its own: the kernel a program with that one shape gets.
+
+Each size is timed like a run (eager and compiled calls in pairs, engine.timing) with a smaller
+budget. The sweep stops early, and says where and why, before a size whose inputs and buffers
+would take more than MEMORY_SHARE of the free memory (host or device), or that would end past the
+time budget, or when a size fails (out of memory).
+
+Inductor's FX-graph cache is off for the sweep: a graph from the cache comes without the graph
+kscope counts a dynamic graph's bytes from (each sweep compiles afresh).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+
+from kscope.engine.backward import step_for
+from kscope.engine.bandwidth import peak_bandwidth
+from kscope.engine.compiled import KeptCompile, run_compiled
+from kscope.engine.eager import run_eager
+from kscope.engine.inductor_capture import TrafficStore, configure_inductor
+from kscope.engine.run import _target_error, device_name, pick_device, user_error
+from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs, prepare
+from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
+from kscope.engine.variants import variant
+from kscope.report import ModeResult, Report, RunError
+from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
+
+DEFAULT_BUDGET_S = 60.0
+MEMORY_SHARE = 0.5
+"""A size whose inputs and buffers would take more than this share of free memory is not run."""
+TIMING_S = 0.3
+"""Each size's timing budget (a single run's is engine.timing.BUDGET_S)."""
+CALLS = 3
+"""Calls profiled in each size's eager look."""
+CALLS_PER_SIZE = 30
+"""About how many calls of each mode a size makes (warm-up, accounting, profiled, timed): what
+the time budget check multiplies one call's time by."""
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    file: str
+    target: str | None = None
+    device: str = "auto"
+    sizes: tuple[int, ...] | None = None
+    """None: default_sizes(device)."""
+    budget_s: float = DEFAULT_BUDGET_S
+    static: bool = False
+    backward: bool = False
+    no_grad: bool = False
+
+
+def default_sizes(device: torch.device) -> tuple[int, ...]:
+    """Powers of ten from 10² to 10⁸ on CUDA, 10⁷ on the CPU."""
+    top = 8 if device.type == "cuda" else 7
+    return tuple(10**k for k in range(2, top + 1))
+
+
+def needs_n(target: Target) -> str | None:
+    """Why this file cannot be swept, or None: the size goes in through inputs(device, n)."""
+    make = vars(target.module).get("inputs")
+    how = "add `def inputs(device, n=1000):` returning tensors of size n, e.g. `torch.randn(n, device=device)`"
+    if not callable(make):
+        return f"--sweep needs the size as a parameter: {how} (module-level tensors cannot be swept)"
+    import inspect
+
+    if "n" not in inspect.signature(make).parameters:
+        return f"--sweep needs inputs() to take the size n: {how}"
+    return None
+
+
+def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None = None) -> Report:
+    """Every size in turn; on_point gets the Report so far after each. Errors become RunErrors (no
+    size measured) or the reason the sweep stopped, never exceptions."""
+    configure_inductor()
+    store = TrafficStore()
+    start = time.perf_counter()
+    path = os.path.abspath(request.file)
+    report = Report(file=path, target=request.target or "", torch_version=torch.__version__)
+    try:
+        device = pick_device(request.device)
+        sizes = tuple(request.sizes or default_sizes(device))
+        report = replace(report, device=device.type, device_name=device_name(device))
+        target = prepare(path, request.target, device, sizes[0])
+        problem = needs_n(target)
+        if problem:
+            raise TargetError("inputs", problem)
+        target.step = step_for(request.backward, request.no_grad, target)
+    except TargetError as e:
+        return _finish(report, start, _target_error(e, path))
+    except InputsFailed as e:
+        return _finish(report, start, user_error("inputs", e.__cause__, path))
+    except Exception as e:
+        return _finish(report, start, user_error("load", e, path))
+    peak, peak_source = peak_bandwidth(device)
+    sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
+    report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
+                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep)
+    if on_point is not None:
+        on_point(_stamped(report, start))
+    error = None
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
+        torch._dynamo.reset()
+        kept = None if request.static else KeptCompile(target.fn, path)
+        for i, n in enumerate(sizes):
+            if i:
+                why = _too_big(target, device, n, sweep.points[-1]) or _too_long(
+                    sweep, n, time.perf_counter() - start
+                )
+                if why:
+                    sweep = replace(sweep, stopped=why)
+                    break
+                target.args = ()
+                gc.collect()
+                try:
+                    target.args, _ = make_inputs(target.module, target.fn, device, n)
+                except Exception as e:
+                    sweep = replace(sweep, stopped=f"n={fmt_n(n)}: inputs() raised {type(e).__name__}: {e}"[:300])
+                    break
+            try:
+                point = _measure(target, device, path, store, n, kept, first=i == 0)
+            except Exception as e:
+                failed = user_error("compiled", e, path)
+                if not sweep.points:
+                    error = failed
+                    break
+                sweep = replace(sweep, stopped=f"n={fmt_n(n)}: {failed.type}: {failed.message}"[:300])
+                break
+            recompiles = sweep.recompiles + (1 if i and point.recompiled else 0)
+            sweep = replace(sweep, points=sweep.points + (point,), recompiles=recompiles)
+            report = replace(report, sweep=sweep)
+            if on_point is not None and i + 1 < len(sizes):
+                on_point(_stamped(report, start))
+        target.args = ()
+    if sweep.stopped is None and sweep.points and len(sweep.points) < len(sizes):
+        sweep = replace(sweep, stopped=f"n={fmt_n(sizes[len(sweep.points)])}: not run")
+    return _finish(replace(report, sweep=sweep), start, error)
+
+
+def _measure(target, device, path, store, n, kept, first: bool) -> SweepPoint:
+    started = time.perf_counter()
+    eager = run_eager(target, device, CALLS, path)
+
+    def time_it(compiled_call, compiled_call_s: float):
+        one_round = eager.result.kernel_time_us * 1e-6 + compiled_call_s
+        return time_both(target.runner(), compiled_call, device, eager.dispatched, False, one_round, TIMING_S)
+
+    compiled = run_compiled(target, device, path, store, eager, time_it, reuse=kept)
+    t = compiled.timing
+    e_mode = retimed(eager.result, t.eager_kernel, t.eager_call)
+    c_mode = retimed(compiled.result, t.compiled_kernel, t.compiled_call)
+    busy = t.waiting is not None and t.waiting > BUSY
+    ran = sorted({launch.region for launch in t.trace.only("c").launches if launch.region})
+    dynamic = {g.compile_id for g in compiled.graphs if g.live is not None}
+    graph = ", ".join(f"{cid} (dynamic)" if cid in dynamic else cid for cid in ran)
+    if kept is None:
+        recompiled = "compiled for this size (--sweep-static)"
+    elif compiled.new_graphs and first:
+        recompiled = "compiled for this size (static shapes)"
+    elif compiled.new_graphs:
+        reasons = [r.reason for r in compiled.result.recompiles]
+        recompiled = "recompiled: " + (reasons[0] if reasons else "a guard failed")
+    else:
+        recompiled = None
+    return SweepPoint(
+        n=n,
+        eager=_mode(e_mode, compiled=False),
+        compiled=_mode(c_mode, compiled=True),
+        verdict="busy" if busy else verdict(t.eager_call, t.compiled_call),
+        ratio=ratios(t.eager_call, t.compiled_call).median,
+        graph=graph,
+        recompiled=recompiled,
+        wall_s=time.perf_counter() - started,
+    )
+
+
+def _mode(m: ModeResult, *, compiled: bool) -> SweepMode:
+    return SweepMode(
+        launches=m.launches,
+        bytes_read=m.bytes_read,
+        bytes_written=m.bytes_written,
+        kernel_time_us=m.kernel_time_us,
+        kernel_time_us_range=m.kernel_time_us_range,
+        call_time_us=m.call_time_us,
+        call_time_us_range=m.call_time_us_range,
+        kernels=tuple(k.name for k in m.kernels),
+        variants=tuple(variant(k.name, k.code) for k in m.kernels) if compiled else (),
+    )
+
+
+def _input_bytes(args) -> int:
+    return sum(a.nbytes for a in args if isinstance(a, torch.Tensor))
+
+
+def _planned_input_bytes(target: Target, n: int, measured_before: int, n_before: int) -> int:
+    """Bytes of inputs(n), from inputs() on the meta device (shapes, no memory); when the file's
+    inputs() cannot make meta tensors, scaled from the last size as if linear in n."""
+    try:
+        args, _ = make_inputs(target.module, target.fn, torch.device("meta"), n)
+        return _input_bytes(args)
+    except Exception:
+        return measured_before * n // n_before
+
+
+def _too_big(target: Target, device: torch.device, n: int, last: SweepPoint) -> str | None:
+    """Why size n would not fit: its inputs, plus what one call writes (outputs and buffers,
+    scaled from the last size), past MEMORY_SHARE of the free memory."""
+    before = _input_bytes(target.args)
+    planned = _planned_input_bytes(target, n, before, last.n)
+    written = max(last.eager.bytes_written or 0, last.compiled.bytes_written or 0)
+    scale = planned / before if before else n / last.n
+    need = planned + written * scale
+    free, where = _free_memory(device)
+    if free is not None and need > MEMORY_SHARE * (free + before):
+        return (
+            f"n={fmt_n(n)}: would need about {need / 1e9:.1f} GB, more than {MEMORY_SHARE:.0%} of the "
+            f"{(free + before) / 1e9:.1f} GB of {where} memory free"
+        )
+    return None
+
+
+def _free_memory(device: torch.device) -> tuple[int | None, str]:
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return free, "device"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, "host"
+    except OSError:
+        pass
+    return None, "host"
+
+
+def _too_long(sweep: Sweep, n: int, elapsed: float) -> str | None:
+    """Why size n would end past the time budget: the last size's time, plus CALLS_PER_SIZE calls
+    of each mode grown in proportion to n."""
+    last = sweep.points[-1]
+    per_call = ((last.eager.call_time_us or 0) + (last.compiled.call_time_us or 0)) * 1e-6
+    estimate = last.wall_s + CALLS_PER_SIZE * per_call * (n / last.n - 1)
+    if elapsed + estimate > sweep.budget_s:
+        return (
+            f"n={fmt_n(n)}: would end past the {sweep.budget_s:g} s budget "
+            f"({elapsed:.0f} s so far, about {estimate:.0f} s more; --sweep-budget)"
+        )
+    return None
+
+
+def _stamped(report: Report, start: float) -> Report:
+    return replace(report, wall_s=time.perf_counter() - start)
+
+
+def _finish(report: Report, start: float, error: RunError | None) -> Report:
+    errors = report.errors + ((error,) if error else ())
+    return replace(report, errors=errors, wall_s=time.perf_counter() - start)

@@ -1,0 +1,129 @@
+"""A sweep as rich renderables: the table of sizes (the app's sweep tab and `--once`) and, for
+`--once`, the plot as plotext draws it."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kscope.report import Report, fmt_bytes, fmt_count
+from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
+from kscope.view import fmt_us
+
+VERDICT_STYLE = {"faster": "green", "slower": "red"}
+
+
+def spread_text(m: SweepMode) -> str:
+    """"412 µs ±6%": the median wall time per call, and half its interquartile range."""
+    if m.call_time_us is None:
+        return "?"
+    text = fmt_us(m.call_time_us)
+    if m.call_time_us_range and m.call_time_us > 0:
+        low, high = m.call_time_us_range
+        text += f" ±{(high - low) / 2 / m.call_time_us * 100:.0f}%"
+    return text
+
+
+def versus(p: SweepPoint) -> Text:
+    """"1.4× faster", "5.6× slower", "same", "busy": compiled against eager, wall time per call."""
+    if p.verdict == "faster":
+        words = f"{p.ratio:.1f}× faster"
+    elif p.verdict == "slower":
+        words = f"{1 / p.ratio:.1f}× slower" if p.ratio > 0 else "slower"
+    elif p.verdict == "busy":
+        words = "busy"
+    else:
+        words = "same"
+    return Text(words, style=VERDICT_STYLE.get(p.verdict, "dim"))
+
+
+def kernels_text(p: SweepPoint) -> str:
+    """The compiled kernels that ran and their kind ("cpp_fused_add_relu_0 (parallel)"), and the
+    graph ("0/1, dynamic")."""
+    names = [f"{k} ({v})" if v else k for k, v in zip(p.compiled.kernels, p.compiled.variants or [""] * 99)]
+    return ", ".join(names) + (f" · graph {p.graph}" if p.graph else "")
+
+
+def per_element(nbytes: int | None, n: int) -> str:
+    return "?" if nbytes is None else f"{nbytes / n:.3g}"
+
+
+def sweep_table(sweep: Sweep, width: int = 120) -> Table:
+    """Per size, eager → compiled: launches, bytes per element, wall time per call (median ±
+    half the interquartile range), the verdict; GB/s and total traffic where there is room."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold", padding=(0, 1))
+    wide = width >= 100
+    table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("launches", justify="right", no_wrap=True)
+    table.add_column("B/n", justify="right", no_wrap=True)
+    table.add_column("eager call", justify="right", no_wrap=True)
+    table.add_column("compiled call", justify="right", no_wrap=True)
+    table.add_column("compiled", no_wrap=True)
+    if wide:
+        table.add_column("GB/s", justify="right", no_wrap=True)
+        table.add_column("traffic", justify="right", no_wrap=True)
+    for p in sweep.points:
+        e, c = p.eager, p.compiled
+        row = [
+            fmt_n(p.n),
+            f"{fmt_count(e.launches)} → {fmt_count(c.launches)}",
+            f"{per_element(e.bytes_total, p.n)} → {per_element(c.bytes_total, p.n)}",
+            spread_text(e),
+            spread_text(c),
+            versus(p),
+        ]
+        if wide:
+            row += [
+                f"{_gbps(e.achieved_gbps)} → {_gbps(c.achieved_gbps)}",
+                f"{fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}",
+            ]
+        table.add_row(*row)
+    return table
+
+
+def ran_table(sweep: Sweep) -> Table:
+    """Per size, the compiled kernels that ran, their kind, the graph, and whether it compiled."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold", padding=(0, 1))
+    table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("compiled kernels that ran (kind) · graph · compile", overflow="fold")
+    for p in sweep.points:
+        table.add_row(fmt_n(p.n), kernels_text(p) + (f" · {p.recompiled}" if p.recompiled else ""))
+    return table
+
+
+def _gbps(x: float | None) -> str:
+    return "?" if x is None else f"{x:.1f}"
+
+
+def sweep_summary(sweep: Sweep) -> Text:
+    """The crossover, the compiles, and why the sweep stopped, in one or three lines."""
+    text = Text(sweep.crossover_text(), style="bold")
+    how = "each size compiled on its own (--sweep-static)" if sweep.static else "one torch.compile for all sizes"
+    text.append(f" · {how}, {sweep.recompiles} recompile{'s' if sweep.recompiles != 1 else ''}")
+    if sweep.stopped:
+        text.append(f"\nstopped early: {sweep.stopped}", style="yellow")
+    return text
+
+
+def render_sweep(report: Report, width: int = 100) -> RenderableType:
+    from kscope.render import errors_text, header
+    from kscope.sweep_plot import plot_text
+
+    sweep = report.sweep
+    parts: list[RenderableType] = [header(report)]
+    if sweep is not None and sweep.points:
+        parts.append(sweep_table(sweep, width))
+        parts.append(Text("eager → compiled: launches, bytes per element (B/n); wall time per call, median ± half "
+                          "its interquartile range; compiled against eager, calls timed in pairs", style="dim"))
+        parts.append(ran_table(sweep))
+        parts.append(sweep_summary(sweep))
+        parts.append(Text.from_ansi(plot_text(sweep, report.peak_gbps, width=min(width, 120), height=20)))
+    elif sweep is not None and sweep.stopped:
+        parts.append(Text(f"stopped: {sweep.stopped}", style="yellow"))
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style="dim"))
+    if report.errors:
+        parts.append(errors_text(report))
+    return Group(*parts)

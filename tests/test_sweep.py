@@ -1,0 +1,166 @@
+"""Size sweeps (--sweep) on real torch (CPU), against figures derived by hand from the shapes.
+
+The seed, (a + b).relu() on fp32 vectors of n elements: eager runs add (reads a and b, writes
+a + b) and relu (reads it, writes the output): 3 reads and 2 writes of 4n bytes, 20 B an element,
+in 2 launches. Compiled, one fused kernel reads a and b and writes the output: 12 B an element in
+1 launch, at every size, including the sizes that run the graph compiled for dynamic shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import SAMPLES, kscope_cmd, write_target
+from kscope.engine.sweep import SweepRequest, run_sweep
+from kscope.report import Report
+
+F32 = 4
+SEED = str(SAMPLES / "add_relu.py")
+
+
+@pytest.fixture(scope="module")
+def seed_sweep():
+    points_seen = []
+    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(100, 1000, 10_000, 100_000)), points_seen.append)
+    return report, points_seen
+
+
+def test_seed_moves_20_bytes_an_element_eagerly_and_12_compiled_at_every_size(seed_sweep):
+    report, _ = seed_sweep
+    assert report.ok, report.errors
+    sweep = report.sweep
+    assert [p.n for p in sweep.points] == [100, 1000, 10_000, 100_000] and sweep.stopped is None
+    for p in sweep.points:
+        n = p.n
+        assert (p.eager.launches, p.eager.bytes_read, p.eager.bytes_written) == (2, 3 * F32 * n, 2 * F32 * n)
+        assert (p.compiled.launches, p.compiled.bytes_read, p.compiled.bytes_written) == (1, 2 * F32 * n, F32 * n)
+        assert p.compiled.kernels == ("cpp_fused_add_relu_0",)
+        for mode in (p.eager, p.compiled):
+            assert mode.kernel_time_us > 0 and mode.call_time_us > 0
+            low, high = mode.call_time_us_range
+            assert low <= mode.call_time_us <= high
+            assert mode.achieved_gbps == pytest.approx(mode.bytes_total / (mode.kernel_time_us * 1e3))
+
+
+def test_one_compile_recompiles_once_with_dynamic_shapes_and_says_why(seed_sweep):
+    sweep = seed_sweep[0].sweep
+    first, second, *rest = sweep.points
+    assert first.graph == "0/0" and "static shapes" in first.recompiled
+    assert second.graph == "0/1 (dynamic)"
+    assert "size mismatch" in second.recompiled and "expected 100, actual 1000" in second.recompiled
+    assert all(p.graph == "0/1 (dynamic)" and p.recompiled is None for p in rest)
+    assert sweep.recompiles == 1
+
+
+def test_crossover_is_the_smallest_size_from_which_compiled_is_always_faster(seed_sweep):
+    sweep = seed_sweep[0].sweep
+    n = sweep.crossover_n
+    verdicts = [p.verdict for p in sweep.points]
+    if n is None:
+        assert verdicts[-1] != "faster"
+    else:
+        from_n = [p.verdict for p in sweep.points if p.n >= n]
+        assert set(from_n) == {"faster"}
+        before = [p.verdict for p in sweep.points if p.n < n]
+        assert not before or before[-1] != "faster"
+
+
+def test_progress_after_each_size_and_the_json_round_trip(seed_sweep):
+    report, seen = seed_sweep
+    # one at the start (no size yet), then one after every size but the last (the final report)
+    assert [len(r.sweep.points) for r in seen] == [0, 1, 2, 3]
+    d = json.loads(json.dumps(report.to_dict()))
+    again = Report.from_dict(d)
+    assert [p.n for p in again.sweep.points] == [p.n for p in report.sweep.points]
+    assert again.sweep.crossover_n == report.sweep.crossover_n
+    assert again.sweep.points[1].compiled.kernels == report.sweep.points[1].compiled.kernels
+
+
+def test_the_kernel_inductor_picks_changes_with_size_when_each_size_compiles(tmp_path):
+    # Softmax over 8 rows of n: on the CPU one C++ kernel, serial for short rows, parallel over
+    # the rows for longer ones, and with each row's reductions split across threads for long rows.
+    report = run_sweep(SweepRequest(str(SAMPLES / "softmax_wide.py"), device="cpu", sizes=(100, 10_000, 1_000_000),
+                                    static=True))
+    assert report.ok, report.errors
+    points = report.sweep.points
+    kinds = [p.compiled.variants for p in points]
+    assert kinds[0] == ("serial",)
+    assert kinds[-1] != ("serial",) and len(set(kinds)) >= 2, kinds
+    assert all(p.recompiled == "compiled for this size (--sweep-static)" for p in points)
+    assert report.sweep.recompiles == 2
+    for p in points:  # one pass over 8 rows of n, each way
+        assert (p.compiled.bytes_read, p.compiled.bytes_written) == (8 * p.n * F32, 8 * p.n * F32)
+
+
+def test_a_file_without_n_is_told_how_to_add_it(tmp_path):
+    no_n = write_target(tmp_path, """
+        import torch
+
+        def f(x):
+            return x * 2
+
+        def inputs(device):
+            return (torch.randn(10, device=device),)
+        """)
+    report = run_sweep(SweepRequest(str(no_n), device="cpu"))
+    assert not report.ok and report.errors[0].stage == "inputs"
+    assert "inputs() to take the size n" in report.errors[0].message
+    assert "def inputs(device, n=1000)" in report.errors[0].message
+    module_level = write_target(tmp_path, """
+        import torch
+
+        x = torch.randn(10)
+
+        def f(x):
+            return x * 2
+        """, name="module_level.py")
+    report = run_sweep(SweepRequest(str(module_level), device="cpu"))
+    assert "module-level tensors cannot be swept" in report.errors[0].message
+
+
+def test_stops_before_a_size_that_would_not_fit_in_memory():
+    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(100, 10**12)))
+    sweep = report.sweep
+    assert [p.n for p in sweep.points] == [100]
+    # 2 inputs of 4e12 B each (from inputs() on the meta device), plus what a call writes
+    assert sweep.stopped.startswith("n=1e12: would need about 16000.0 GB, more than 50% of the")
+    assert report.ok  # what was measured stands
+
+
+def test_stops_before_a_size_that_would_end_past_the_budget():
+    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(100, 1000), budget_s=0.5))
+    sweep = report.sweep
+    assert [p.n for p in sweep.points] == [100]
+    assert sweep.stopped.startswith("n=1e3: would end past the 0.5 s budget")
+
+
+@pytest.mark.slow
+def test_once_prints_the_json_the_readme_documents():
+    out = subprocess.run(
+        kscope_cmd() + [SEED, "--once", "--json", "--sizes", "100,1e3"], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    sweep = json.loads(out.stdout)["sweep"]
+    assert {"points", "crossover_n", "recompiles", "stopped"} <= set(sweep)
+    mode_keys = {"launches", "bytes_read", "bytes_written", "kernel_time_us", "kernel_time_us_range", "call_time_us",
+                 "achieved_gbps"}
+    for p in sweep["points"]:
+        assert mode_keys <= set(p["eager"]) and mode_keys | {"kernels"} <= set(p["compiled"])
+        assert p["compiled"]["bytes_read"] == 2 * F32 * p["n"]
+    assert [p["n"] for p in sweep["points"]] == [100, 1000] and sweep["recompiles"] == 1
+
+
+@pytest.mark.slow
+def test_once_prints_a_table_and_the_plot():
+    out = subprocess.run(
+        kscope_cmd() + [SEED, "--once", "--sweep", "--sizes", "100,1e3"], capture_output=True, text=True, timeout=300,
+        env={**__import__("os").environ, "COLUMNS": "100"},
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "20 → 12" in text  # bytes per element, eager → compiled
+    assert "wall time per call (µs), log-log" in text and "achieved GB/s" in text
+    assert "1 recompile" in text
