@@ -71,7 +71,7 @@ class KscopeApp(App):
         Binding("o", "tab('output')", "output", show=False),
     ]
 
-    def __init__(self, spec: RunSpec, session_factory=LiveSession, watch: bool = True):
+    def __init__(self, spec: RunSpec, session_factory=LiveSession, watch: bool = True, sweep_at_start: bool = False):
         super().__init__()
         self.spec = spec
         self.session = session_factory(spec, lambda ev: self.post_message(SessionUpdate(ev)))
@@ -90,7 +90,7 @@ class KscopeApp(App):
         self.stale = False
         self.sweep_run = 0  # the id of the latest sweep requested
         self.sweep_basis: tuple | None = None  # the graph the last sweep ran on (graph_signature)
-        self.sweep_after_first = spec.sweep is not None  # --sweep: sweep once the first run is on screen
+        self.sweep_after_first = sweep_at_start  # --sweep: sweep once the first run is on screen
 
     # --- layout ------------------------------------------------------------------------------------
 
@@ -369,7 +369,8 @@ def run_app(
     path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
     **switches: bool,
 ) -> int:
-    app = KscopeApp(RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches))
+    spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches)
+    app = KscopeApp(spec, sweep_at_start=sweep is not None)
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.

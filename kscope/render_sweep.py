@@ -8,7 +8,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.report import Report, fmt_bytes, fmt_count
+from kscope.render import short_name
+from kscope.report import Report, fmt_count
 from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
 from kscope.view import fmt_us
 
@@ -52,9 +53,9 @@ def per_element(nbytes: int | None, n: int) -> str:
 
 def sweep_table(sweep: Sweep, width: int = 120) -> Table:
     """Per size, eager → compiled: launches, bytes per element, wall time per call (median ±
-    half the interquartile range), the verdict; GB/s and total traffic where there is room."""
+    half the interquartile range), the verdict; GB/s and the compiled kernel where there is room."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold", padding=(0, 1))
-    wide = width >= 100
+    wide, wider = width >= 90, width >= 116
     table.add_column("n", justify="right", no_wrap=True)
     table.add_column("launches", justify="right", no_wrap=True)
     table.add_column("B/n", justify="right", no_wrap=True)
@@ -63,7 +64,8 @@ def sweep_table(sweep: Sweep, width: int = 120) -> Table:
     table.add_column("compiled", no_wrap=True)
     if wide:
         table.add_column("GB/s", justify="right", no_wrap=True)
-        table.add_column("traffic", justify="right", no_wrap=True)
+    if wider:
+        table.add_column("compiled kernel (kind)", no_wrap=True, overflow="ellipsis", max_width=width - 86)
     for p in sweep.points:
         e, c = p.eager, p.compiled
         row = [
@@ -75,10 +77,9 @@ def sweep_table(sweep: Sweep, width: int = 120) -> Table:
             versus(p),
         ]
         if wide:
-            row += [
-                f"{_gbps(e.achieved_gbps)} → {_gbps(c.achieved_gbps)}",
-                f"{fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}",
-            ]
+            row.append(f"{_gbps(e.achieved_gbps)} → {_gbps(c.achieved_gbps)}")
+        if wider:
+            row.append(_first_kernel(p))
         table.add_row(*row)
     return table
 
@@ -91,6 +92,16 @@ def ran_table(sweep: Sweep) -> Table:
     for p in sweep.points:
         table.add_row(fmt_n(p.n), kernels_text(p) + (f" · {p.recompiled}" if p.recompiled else ""))
     return table
+
+
+def _first_kernel(p: SweepPoint) -> str:
+    """"add_relu_0 (parallel)", "+2" when more kernels ran (the sizes table below lists them)."""
+    if not p.compiled.kernels:
+        return ""
+    kind = p.compiled.variants[0] if p.compiled.variants else ""
+    text = short_name(p.compiled.kernels[0], 24) + (f" ({kind})" if kind else "")
+    more = len(p.compiled.kernels) - 1
+    return text + (f" +{more}" if more else "")
 
 
 def _gbps(x: float | None) -> str:

@@ -91,7 +91,7 @@ class RunSpec:
     no_grad: bool = False
     """Run the target under torch.no_grad() (the inference graph)."""
     sweep: dict | None = None
-    """--sweep: the sweep's options (sizes, budget_s, static); the app sweeps once at start."""
+    """The sweep's options (sizes, budget_s, static) from the command line, for `z`; None: defaults."""
 
 
 class LiveSession:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from kscope.report_sweep import Sweep, fmt_n
+from kscope.view import fmt_us
 
 EAGER_COLOR, COMPILED_COLOR, MARK_COLOR = "blue", "orange", "gray"
 
@@ -28,7 +29,7 @@ def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int)
     ticks = _ticks(ns)
 
     times = figure.subplot(1, 1)
-    times.title("wall time per call (µs), log-log")
+    times.title("wall time per call, log-log")
     if points:
         times.xscale("log")
         times.yscale("log")
@@ -36,6 +37,8 @@ def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int)
         times.plot(ns, [p.compiled.call_time_us for p in points], label="compiled", color=COMPILED_COLOR,
                    marker="braille")
         times.xticks(ticks, [fmt_n(int(t)) for t in ticks])
+        levels = _ticks([p.eager.call_time_us for p in points] + [p.compiled.call_time_us for p in points])
+        times.yticks(levels, [fmt_us(t) for t in levels])
         if sweep.crossover_n is not None and len(points) > 1:
             times.vline(sweep.crossover_n, MARK_COLOR)
         times.xlabel(sweep.crossover_text())
@@ -58,15 +61,16 @@ def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int)
     figure.theme("clear")
 
 
-def _ticks(ns: list[int]) -> list[float]:
-    """Powers of ten across the measured sizes (at most 7), else the sizes themselves."""
+def _ticks(ns: list[float]) -> list[float]:
+    """Powers of ten across the values (at most 7), else the smallest and largest value."""
     if not ns:
         return []
     low, high = math.floor(math.log10(min(ns))), math.ceil(math.log10(max(ns)))
     powers = [10.0**k for k in range(low, high + 1)]
     while len(powers) > 7:
         powers = powers[::2]
-    return powers if len(powers) > 1 else [float(n) for n in ns]
+    inside = [p for p in powers if min(ns) <= p <= max(ns)]
+    return inside if len(inside) > 1 else sorted({float(min(ns)), float(max(ns))})
 
 
 def plot_text(sweep: Sweep, peak_gbps: float | None, width: int = 100, height: int = 20) -> str:

@@ -1,0 +1,54 @@
+"""The sweep tab: snapshots from a fixed sweep, and `z` with a real CPU worker, cancelled by a save."""
+
+import asyncio
+import shutil
+
+import pytest
+
+from conftest import SAMPLES
+from fixed_session import FixedSession, article_report
+from kscope.app import KscopeApp
+from kscope.session import RunSpec
+from kscope.widgets.sweep import SweepPane
+from test_app import _compiled_names, _wait_for
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_snapshot_sweep_tab(snap_compare, size):
+    app = KscopeApp(RunSpec("/work/add_relu.py", None, "cpu", 60.0, 5), session_factory=FixedSession(article_report()),
+                    watch=False)
+    assert snap_compare(app, terminal_size=size, press=["z"])
+
+
+@pytest.mark.slow
+def test_z_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp_path):
+    target = tmp_path / "add_relu.py"
+    shutil.copy(SAMPLES / "add_relu.py", target)
+    spec = RunSpec(str(target), None, "cpu", 60.0, 3, sweep={"sizes": [100, 1000], "budget_s": 60.0, "static": False})
+    app = KscopeApp(spec)
+
+    async def scenario():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _wait_for(pilot, lambda: app.good is not None)
+            pane = app.query_one(SweepPane)
+            await pilot.press("z")
+            await _wait_for(pilot, lambda: pane.complete is not None)
+            assert app.query_one("#details").active == "sweep"
+            first = pane.complete
+            assert [p.n for p in first.sweep.points] == [100, 1000] and pane.state == "done"
+            table = app.query_one("#sweep-table").content.renderables[0]  # the sizes table, as drawn
+            assert [c.header for c in table.columns][:3] == ["n", "launches", "B/n"]
+            assert list(table.columns[2].cells) == ["20 → 12", "20 → 12"]  # bytes an element, eager → compiled
+            # a second sweep, and a save that changes the graph while it runs
+            await pilot.press("z")
+            await _wait_for(pilot, lambda: pane.started is not None, timeout=10)
+            target.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
+            await _wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in _compiled_names(app))
+            assert pane.state == "cancelled" and pane.started is None
+            assert pane.complete is first  # the last complete sweep stays, marked stale
+            assert pane.stale
+            status = app.query_one("#sweep-status").render().plain
+            assert "sweep cancelled by a save" in status and "stale" in status
+        app.shutdown()
+
+    asyncio.run(scenario())
