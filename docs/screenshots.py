@@ -3,7 +3,8 @@
     python docs/screenshots.py
 
 kscope-120x40.svg: samples/add_relu.py after a save that added `* 2`; kscope-80x24.svg: the same
-at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (forward + backward).
+at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (forward + backward);
+kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10² to 10⁷).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ REPO = DOCS.parent
 sys.path.insert(0, str(REPO))
 
 
-async def shoot(sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "") -> None:
+async def shoot(sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False) -> None:
     from kscope.app import KscopeApp
     from kscope.session import RunSpec
 
@@ -48,7 +49,19 @@ async def shoot(sample: str, size: tuple[int, int], out: str, edit=None, keys: s
         for key in keys:
             await pilot.press(key)
             runs += 1
-        await settled(pilot, runs)
+        if sweep:
+            from kscope.widgets.sweep import SweepPane
+
+            pane = app.query_one(SweepPane)
+            await pilot.press("z")
+            deadline = time.monotonic() + 300
+            while pane.complete is None:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(out)
+                await pilot.pause(0.2)
+            await pilot.pause(0.5)
+        else:
+            await settled(pilot, runs)
         app.save_screenshot(out, str(DOCS))
     app.shutdown()
     shutil.rmtree(tmp, ignore_errors=True)
@@ -58,12 +71,21 @@ def times_two(text: str) -> str:
     return text.replace("(a + b).relu()", "(a + b).relu() * 2")
 
 
-async def main() -> None:
+SHOTS = {
+    "kscope-120x40.svg": dict(sample="add_relu.py", size=(120, 40), edit=times_two),
+    "kscope-80x24.svg": dict(sample="add_relu.py", size=(80, 24), edit=times_two),
+    "kscope-backward-120x40.svg": dict(sample="train_mlp.py", size=(120, 40), keys="g"),
+    "kscope-sweep-120x40.svg": dict(sample="add_relu.py", size=(120, 40), sweep=True),
+}
+
+
+async def main(names: list[str]) -> None:
+    """Every screenshot, or those named (`python docs/screenshots.py kscope-sweep-120x40.svg`)."""
     os.environ.setdefault("KSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="kscope-shot-store-"))
-    await shoot("add_relu.py", (120, 40), "kscope-120x40.svg", edit=times_two)
-    await shoot("add_relu.py", (80, 24), "kscope-80x24.svg", edit=times_two)
-    await shoot("train_mlp.py", (120, 40), "kscope-backward-120x40.svg", keys="g")
+    for out, how in SHOTS.items():
+        if not names or out in names:
+            await shoot(out=out, **how)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))

@@ -190,6 +190,17 @@ def check_train_step(r, path, inputs):
     assert e.phase("optimizer").launches >= 5 * parameters  # AdamW, one tensor at a time on the CPU
 
 
+def check_softmax_wide(r, path, inputs):
+    """One softmax over rows of n: one kernel either way, of one of the kinds the docstring names.
+    How the kind changes with n is a sweep's claim: tests/test_sweep.py checks it."""
+    from kscope.engine.variants import variant
+
+    assert (r.eager.launches, r.compiled.launches) == (1, 1)
+    (kernel,) = r.compiled.kernels
+    assert "_softmax" in kernel.name
+    assert variant(kernel.name, kernel.code) in ("serial", "parallel", "reduction split across threads")
+
+
 CLAIMS = {
     "add_relu.py": check_add_relu,
     "chain.py": check_chain,
@@ -198,6 +209,7 @@ CLAIMS = {
     "matmul_gelu.py": check_matmul_gelu,
     "reduction.py": check_reduction,
     "softmax.py": check_softmax,
+    "softmax_wide.py": check_softmax_wide,
     "train_mlp.py": check_train_mlp,
     "train_step.py": check_train_step,
 }

@@ -123,7 +123,8 @@ class SweepPane(VerticalScroll):
         elif self.complete is None:
             text.append(HINT, style="dim")
         if self.stale:
-            text.append("stale: the file changed since this sweep ran (z sweeps again)", style="bold magenta")
+            text.append(("\n" if text.plain and not text.plain.endswith("\n") else "")
+                        + "stale: the file changed since this sweep ran (z sweeps again)", style="bold magenta")
         return text
 
     def _redraw(self) -> None:
