@@ -18,12 +18,15 @@ VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
 def spread_text(m: SweepMode) -> str:
     """"412 µs ±6%": the median wall time per call, and half its interquartile range."""
-    if m.call_time_us is None:
+    return _spread(m.call_time_us, m.call_time_us_range)
+
+
+def _spread(median: float | None, quartiles: tuple[float, float] | None) -> str:
+    if median is None:
         return "?"
-    text = fmt_us(m.call_time_us)
-    if m.call_time_us_range and m.call_time_us > 0:
-        low, high = m.call_time_us_range
-        text += f" ±{(high - low) / 2 / m.call_time_us * 100:.0f}%"
+    text = fmt_us(median)
+    if quartiles and median > 0:
+        text += f" ±{(quartiles[1] - quartiles[0]) / 2 / median * 100:.0f}%"
     return text
 
 
@@ -85,12 +88,16 @@ def sweep_table(sweep: Sweep, width: int = 120) -> Table:
 
 
 def ran_table(sweep: Sweep) -> Table:
-    """Per size, the compiled kernels that ran, their kind, the graph, and whether it compiled."""
+    """Per size, the kernel time (median ± half its interquartile range), the compiled kernels that
+    ran, their kind, the graph, and whether it compiled."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold", padding=(0, 1))
     table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("kernel time", justify="right", no_wrap=True)
     table.add_column("compiled kernels that ran (kind) · graph · compile", overflow="fold")
     for p in sweep.points:
-        table.add_row(fmt_n(p.n), kernels_text(p) + (f" · {p.recompiled}" if p.recompiled else ""))
+        kernel_time = f"{_spread(p.eager.kernel_time_us, p.eager.kernel_time_us_range)} → " \
+                      f"{_spread(p.compiled.kernel_time_us, p.compiled.kernel_time_us_range)}"
+        table.add_row(fmt_n(p.n), kernel_time, kernels_text(p) + (f" · {p.recompiled}" if p.recompiled else ""))
     return table
 
 

@@ -27,7 +27,7 @@ import torch
 
 from kscope.engine.backward import step_for
 from kscope.engine.bandwidth import peak_bandwidth
-from kscope.engine.compiled import KeptCompile, run_compiled
+from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor_capture import TrafficStore, configure_inductor
 from kscope.engine.run import _target_error, device_name, pick_device, user_error
@@ -73,11 +73,11 @@ def needs_n(target: Target) -> str | None:
     make = vars(target.module).get("inputs")
     how = "add `def inputs(device, n=1000):` returning tensors of size n, e.g. `torch.randn(n, device=device)`"
     if not callable(make):
-        return f"--sweep needs the size as a parameter: {how} (module-level tensors cannot be swept)"
+        return f"a size sweep needs the size as a parameter: {how} (module-level tensors cannot be swept)"
     import inspect
 
     if "n" not in inspect.signature(make).parameters:
-        return f"--sweep needs inputs() to take the size n: {how}"
+        return f"a size sweep needs inputs() to take the size n: {how}"
     return None
 
 
@@ -131,8 +131,8 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
                     break
             try:
                 point = _measure(target, device, path, store, n, kept, first=i == 0)
-            except Exception as e:
-                failed = user_error("compiled", e, path)
+            except _SizeFailed as e:
+                failed = user_error(e.stage, e.__cause__, path)
                 if not sweep.points:
                     error = failed
                     break
@@ -149,15 +149,31 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     return _finish(replace(report, sweep=sweep), start, error)
 
 
+class _SizeFailed(Exception):
+    """A size's run raised (its cause) in the stage named."""
+
+    def __init__(self, stage: str):
+        super().__init__(stage)
+        self.stage = stage
+
+
 def _measure(target, device, path, store, n, kept, first: bool) -> SweepPoint:
     started = time.perf_counter()
-    eager = run_eager(target, device, CALLS, path)
+    try:
+        eager = run_eager(target, device, CALLS, path)
+    except Exception as e:
+        raise _SizeFailed("eager") from e
 
     def time_it(compiled_call, compiled_call_s: float):
         one_round = eager.result.kernel_time_us * 1e-6 + compiled_call_s
         return time_both(target.runner(), compiled_call, device, eager.dispatched, False, one_round, TIMING_S)
 
-    compiled = run_compiled(target, device, path, store, eager, time_it, reuse=kept)
+    try:
+        compiled = run_compiled(target, device, path, store, eager, time_it, reuse=kept)
+    except CompileFailed as e:
+        raise _SizeFailed("compile") from (e.__cause__ or e)
+    except Exception as e:
+        raise _SizeFailed("compiled") from e
     t = compiled.timing
     e_mode = retimed(eager.result, t.eager_kernel, t.eager_call)
     c_mode = retimed(compiled.result, t.compiled_kernel, t.compiled_call)
