@@ -30,5 +30,24 @@ for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
     print(f'{r["file"].split("/")[-1]}: eager {e and e["launches"]} launches {e and e["bytes_read"] + e["bytes_written"]} B; '
           f'compiled {c and c["launches"]} launches {c and c["bytes_read"] + c["bytes_written"]} B {names}; errors {r["errors"]}')
 PY
-cat "$base.txt"
+# The article's experiment, measured: the seed swept 10² to 10⁸ on CUDA (JSON), and its plot as text
+# (plotext, pure Python: pip install it, or put its wheel on PYTHONPATH, where the machine lacks it).
+if PYTHONPATH=. $py -m kscope samples/add_relu.py --once --json --sweep --device cuda --sweep-budget 180 \
+    > "$base-sweep.json"; then :; else status=1; fi
+PYTHONPATH=.:${PYTHONPATH:-} $py - "$base-sweep.json" > "$base-sweep-plot.txt" <<'PY' || echo "no plot: plotext missing" >&2
+import json, sys
+from kscope.report import Report
+from kscope.report_sweep import fmt_n, per_element
+from kscope.sweep_plot import plot_text
+r = Report.from_dict(json.load(open(sys.argv[1])))
+s = r.sweep
+for p in s.points:
+    print(f"n={fmt_n(p.n):>5}  launches {p.eager.launches:g} -> {p.compiled.launches:g}  "
+          f"B/n {per_element(p.eager.bytes_total, p.n)} -> {per_element(p.compiled.bytes_total, p.n)}  "
+          f"call {p.eager.call_time_us:.1f} -> {p.compiled.call_time_us:.1f} us  {p.verdict} {p.ratio:.2f}  "
+          f"{list(zip(p.compiled.kernels, p.compiled.variants))}  {p.graph}")
+print(s.crossover_text(), "| stopped:", s.stopped, "| errors:", r.errors)
+print(plot_text(s, r.peak_gbps, 110, 24))
+PY
+cat "$base.txt" "$base-sweep-plot.txt" 2>/dev/null
 exit $status

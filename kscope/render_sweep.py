@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kscope.render import short_name
 from kscope.report import Report, fmt_count
-from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
+from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n, per_element
 from kscope.view import fmt_us
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
@@ -48,10 +48,6 @@ def kernels_text(p: SweepPoint) -> str:
     graph ("0/1, dynamic")."""
     names = [f"{k} ({v})" if v else k for k, v in zip(p.compiled.kernels, p.compiled.variants or [""] * 99)]
     return ", ".join(names) + (f" · graph {p.graph}" if p.graph else "")
-
-
-def per_element(nbytes: int | None, n: int) -> str:
-    return "?" if nbytes is None else f"{nbytes / n:.3g}"
 
 
 def sweep_table(sweep: Sweep, width: int = 120) -> Table:

@@ -125,8 +125,20 @@ class Recompile:
     line: int | None = None
 
 
+class Traffic:
+    """Totals and bandwidth of something with bytes_read, bytes_written and a kernel_time_us."""
+
+    @property
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
+
+    @property
+    def achieved_gbps(self) -> float | None:
+        return gbps(self.bytes_total, self.kernel_time_us)
+
+
 @dataclass(frozen=True)
-class ModeResult:
+class ModeResult(Traffic):
     """Eager or compiled: per-call figures and the kernels behind them."""
 
     launches: float
@@ -156,14 +168,6 @@ class ModeResult:
     """How many calls the kernel time is the median of."""
     call_samples: int = 0
     """How many calls the call time is the median of."""
-
-    @property
-    def bytes_total(self) -> int | None:
-        return add_known(self.bytes_read, self.bytes_written)
-
-    @property
-    def achieved_gbps(self) -> float | None:
-        return gbps(self.bytes_total, self.kernel_time_us)
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:

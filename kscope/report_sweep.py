@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kscope.report import add_known, gbps
+from kscope.report import Traffic
 
 
 @dataclass(frozen=True)
-class SweepMode:
+class SweepMode(Traffic):
     """Eager or compiled at one size: per-call figures, as in a ModeResult."""
 
     launches: float
@@ -28,14 +28,6 @@ class SweepMode:
     variants: tuple[str, ...] = ()
     """Per kernel, what kind inductor generated ("parallel", "persistent reduction"; see
     engine.variants); "" when it says nothing."""
-
-    @property
-    def bytes_total(self) -> int | None:
-        return add_known(self.bytes_read, self.bytes_written)
-
-    @property
-    def achieved_gbps(self) -> float | None:
-        return gbps(self.bytes_total, self.kernel_time_us)
 
 
 @dataclass(frozen=True)
@@ -100,6 +92,11 @@ def fmt_n(n: int) -> str:
     mantissa, exponent = f"{n:.1e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa}e{int(exponent)}"
+
+
+def per_element(nbytes: int | None, n: int) -> str:
+    """Bytes per element of n, as a sweep's table says it ("20"; "?" when unknown)."""
+    return "?" if nbytes is None else f"{nbytes / n:.3g}"
 
 
 def sweep_to_dict(s: Sweep) -> dict[str, Any]:
