@@ -90,7 +90,8 @@ class KscopeApp(App):
         self.stale = False
         self.sweep_run = 0  # the id of the latest sweep requested
         self.sweep_basis: tuple | None = None  # the graph the last sweep ran on (graph_signature)
-        self.sweep_after_first = sweep_at_start  # --sweep: sweep once the first run is on screen
+        self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
+        self.done_run = 0  # the latest run whose report arrived
 
     # --- layout ------------------------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ class KscopeApp(App):
         self.session.start()
         if self.watcher is not None:
             self.watcher.start()
-        self.latest_run = self.session.request_run()
+        self._latest(self.session.request_run())
         # Everything built so far lives as long as the app: keep it out of the cyclic GC's full
         # collections, which otherwise walk it all and stall the event loop for tens of ms.
         gc.freeze()
@@ -148,7 +149,7 @@ class KscopeApp(App):
     # --- actions -----------------------------------------------------------------------------------
 
     def action_rerun(self) -> None:
-        self.latest_run = self.session.request_run(coalesce=False)
+        self._latest(self.session.request_run(coalesce=False))
 
     def action_grad(self, switch: str) -> None:
         """g: forward <-> forward + backward; n: as written <-> under no_grad. Re-runs at once;
@@ -157,17 +158,30 @@ class KscopeApp(App):
         self.spec = replace(self.spec, backward=on and switch == "backward", no_grad=on and switch == "no_grad")
         self.session.spec = self.spec
         self.good = self.before = None
-        self.latest_run = self.session.request_run(coalesce=False)
+        self._latest(self.session.request_run(coalesce=False))
         self._refresh_status()
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
 
     def action_sweep(self) -> None:
-        """z: sweep the file's sizes (a save cancels it) in the sweep tab."""
-        self.sweep_run = self.latest_run = self.session.request_sweep(self.spec.sweep or dict(DEFAULT_SWEEP))
-        self.sweep_basis = graph_signature(self.good)
+        """z: sweep the file's sizes (a save cancels it) in the sweep tab. A run in flight (a save's)
+        finishes first: its results, and the graph the sweep is compared with, are the save's."""
         self.action_tab("sweep")
+        if self.latest_run not in (self.done_run, self.sweep_run):
+            self.sweep_queued = True
+            self.query_one(SweepPane).queue()
+            return
+        self.sweep_queued = False
+        self.sweep_basis = graph_signature(self.good)
+        self._latest(self.session.request_sweep(self.spec.sweep or dict(DEFAULT_SWEEP)))
+        self.sweep_run = self.latest_run
+
+    def _latest(self, run_id: int) -> None:
+        """A new request replaces the latest: a sweep in flight is cancelled by it."""
+        if self.sweep_run and self.latest_run == self.sweep_run != run_id:
+            self.query_one(SweepPane).cancel()
+        self.latest_run = run_id
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -204,9 +218,7 @@ class KscopeApp(App):
 
     @on(FileSaved)
     def _saved(self) -> None:
-        self.latest_run = self.session.request_run()
-        if self.sweep_run:
-            self.query_one(SweepPane).cancel()
+        self._latest(self.session.request_run())
 
     @on(FileMissing)
     def _missing(self) -> None:
@@ -255,13 +267,15 @@ class KscopeApp(App):
             pane.progress(ev.report)
         elif ev.kind == "report":
             took = ev.at - self.run_started if self.run_started else ev.report.wall_s
-            self.run_started = None
+            self.run_started, self.done_run = None, ev.run_id
             self.state = f"sweep done in {took:.1f} s" if ev.report.ok else f"sweep failed in {took:.1f} s"
             pane.finish(ev.report)
 
     def _finish(self, report: Report, at: float) -> None:
         took = at - self.run_started if self.run_started else report.wall_s
-        self.run_started = None
+        self.run_started, self.done_run = None, self.latest_run
+        if self.sweep_queued:
+            self.call_after_refresh(self.action_sweep)
         if report.errors and report.eager is None:
             self.stale = self.good is not None  # keep the last good results, marked stale
             self.state = f"failed in {took:.1f} s"
@@ -275,9 +289,6 @@ class KscopeApp(App):
             self.before, self.good = self.good, report
             if self.sweep_basis is not None and graph_signature(report) != self.sweep_basis:
                 self.query_one(SweepPane).mark_stale()
-            if self.sweep_after_first:
-                self.sweep_after_first = False
-                self.call_after_refresh(self.action_sweep)
         self.state = f"done in {took:.1f} s"
         self._show(report, partial=False)
         self._show_errors(report)

@@ -62,7 +62,7 @@ def run_once(
 
 def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
     """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
-    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad")}
+    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold")}
     return {"type": "sweep", "file": file, "target": target, "device": device, **sweep, **grad}
 
 

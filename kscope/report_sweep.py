@@ -64,34 +64,42 @@ class Sweep:
     @property
     def crossover_n(self) -> int | None:
         """The smallest measured size from which compiled is faster at every larger measured size
-        (verdict "faster", beyond noise); None when it is not faster at the largest."""
+        (verdict "faster", beyond noise); None when it is not faster at the largest. A "busy" size
+        (other work competed for the CPU) claims neither: it is left out."""
         found = None
-        for p in reversed(self.points):
+        for p in reversed(self._told()):
             if p.verdict != "faster":
                 break
             found = p.n
         return found
 
+    def _told(self) -> list[SweepPoint]:
+        return [p for p in self.points if p.verdict != "busy"]
+
     def crossover_text(self) -> str:
+        told = self._told()
         if not self.points:
             return "no size measured"
+        if not told:
+            return "can't tell: the CPU was busy at every size"
         n = self.crossover_n
         if n is None:
             return "compiled is never faster here" if not any(
-                p.verdict == "faster" for p in self.points
-            ) else f"compiled is not faster at the largest size (n={fmt_n(self.points[-1].n)})"
-        if n == self.points[0].n:
+                p.verdict == "faster" for p in told
+            ) else f"compiled is not faster at the largest size (n={fmt_n(told[-1].n)})"
+        if n == told[0].n:
             return "compiled is always faster here"
         return f"compiled is faster from n={fmt_n(n)} on"
 
 
 def fmt_n(n: int) -> str:
-    """10 -> "10", 1000 -> "1e3", 2500000 -> "2.5e6": sizes as a sweep names them."""
-    if n < 1000:
-        return str(n)
-    mantissa, exponent = f"{n:.1e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}"
+    """10 -> "10", 1000 -> "1e3", 2500000 -> "2.5e6", 1024 -> "1024": short only when exact."""
+    if n >= 1000:
+        for digits in (0, 1, 2):
+            mantissa, exponent = f"{n:.{digits}e}".split("e")
+            if float(f"{mantissa}e{exponent}") == n:
+                return f"{mantissa}e{int(exponent)}"
+    return str(n)
 
 
 def per_element(nbytes: int | None, n: int) -> str:
@@ -161,8 +169,8 @@ def _mode_to_dict(m: SweepMode, *, compiled: bool) -> dict[str, Any]:
         "call_time_us_range": _pair(m.call_time_us_range),
         "achieved_gbps": None if m.achieved_gbps is None else round(m.achieved_gbps, 3),
     }
+    out["kernels"] = list(m.kernels)
     if compiled:
-        out["kernels"] = list(m.kernels)
         out["variants"] = list(m.variants)
     return out
 

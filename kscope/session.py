@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from kscope.once import sweep_request
 from kscope.report import Report, RunError
-from kscope.worker_client import Worker, WorkerDied, describe_exit
+from kscope.worker_client import Worker, WorkerDied, describe_exit, has_answered, set_priority
 
 POLL_S = 0.05
 SHOWN_POLL_S = 0.005
@@ -38,32 +38,6 @@ LOG_MAX_BYTES = 8192
 """At most this much of the user's output, the newest, reaches the app per batch; the rest is
 counted. The output pane costs the UI thread ~25 µs a line: 16 KB every 50 ms (the old bound)
 kept it busy ~90% of the time under a flood (measured: 2.3 s event-loop stalls)."""
-
-
-def _has_answered(worker: Worker) -> bool:
-    """The worker said it is ready, or has something to say (its ready message, or its end)."""
-    if worker.ready or worker.results_fd is None:
-        return True
-    with selectors.DefaultSelector() as sel:
-        sel.register(worker.results_fd, selectors.EVENT_READ)
-        return bool(sel.select(0))
-
-
-def _set_priority(worker: Worker, nice: int) -> None:
-    """Renice every thread of the worker (on Linux a priority belongs to a thread, and torch's
-    OpenMP threads inherit it when they start)."""
-    pid = worker.proc.pid if worker.proc else None
-    if pid is None:
-        return
-    try:
-        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        tids = [pid]
-    for tid in tids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-        except OSError:
-            pass  # raising priority back needs privileges; a slower worker is still correct
 
 
 @dataclass(frozen=True)
@@ -132,6 +106,7 @@ class LiveSession:
         once: a deliberate request is never part of a burst of saves."""
         with self._cond:
             self._wanted += 1
+            self._sweeps = {k: v for k, v in self._sweeps.items() if k >= self._wanted}  # superseded
             now = time.monotonic()
             if coalesce:
                 self._previous_request_at, self._last_request_at = self._last_request_at, now
@@ -219,7 +194,7 @@ class LiveSession:
                     continue
                 self._replace_current(f"{describe_exit(worker.proc.returncode)} while idle")
                 continue
-            if not _has_answered(worker):
+            if not has_answered(worker):
                 # A replacement still importing torch (after a crash or a timeout): say so, or
                 # the status line shows the last failure for seconds with nothing happening.
                 self.emit(SessionEvent("starting"))
@@ -240,7 +215,7 @@ class LiveSession:
         for w in self._workers:
             w.signal_group(signal.SIGCONT)
         if self._workers:
-            _set_priority(self._workers[0], 0)  # the spare is now the one being timed
+            set_priority(self._workers[0], 0)  # the spare is now the one being timed
         self.restarts += 1
         if not self._workers and not self._stopping:
             self._workers.append(self._spawn())
@@ -252,7 +227,7 @@ class LiveSession:
         the runs the current worker is making meanwhile."""
         if len(self._workers) < 2 and not self._stopping:
             spare = self._spawn()
-            _set_priority(spare, SPARE_NICE)
+            set_priority(spare, SPARE_NICE)
             self._workers.append(spare)
 
     def _main(self) -> None:
@@ -349,12 +324,12 @@ class LiveSession:
         timeout = spec.timeout + (sweep["budget_s"] if sweep else 0)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
-            grad = {"backward": spec.backward, "no_grad": spec.no_grad}
+            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad}
             request_id = worker.send(
-                sweep_request(spec.file, spec.target, spec.device, sweep, grad)
+                sweep_request(spec.file, spec.target, spec.device, sweep, switches)
                 if sweep
                 else {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
-                      "cold": spec.cold, **grad, "settle": True}
+                      **switches, "settle": True}
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))

@@ -153,3 +153,29 @@ class Worker:
         if self._results_fd is not None:
             os.close(self._results_fd)
             self._results_fd = None
+
+
+def has_answered(worker: Worker) -> bool:
+    """The worker said it is ready, or has something to say (its ready message, or its end)."""
+    if worker.ready or worker.results_fd is None:
+        return True
+    with selectors.DefaultSelector() as sel:
+        sel.register(worker.results_fd, selectors.EVENT_READ)
+        return bool(sel.select(0))
+
+
+def set_priority(worker: Worker, nice: int) -> None:
+    """Renice every thread of the worker (on Linux a priority belongs to a thread, and torch's
+    OpenMP threads inherit it when they start)."""
+    pid = worker.proc.pid if worker.proc else None
+    if pid is None:
+        return
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        tids = [pid]
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        except OSError:
+            pass  # raising priority back needs privileges; a slower worker is still correct

@@ -162,5 +162,38 @@ def test_once_prints_a_table_and_the_plot():
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "20 → 12" in text  # bytes per element, eager → compiled
-    assert "wall time per call (µs), log-log" in text and "achieved GB/s" in text
+    assert "wall time per call, log-log" in text and "achieved GB/s" in text
     assert "1 recompile" in text
+
+
+def test_a_training_step_sweeps_with_the_same_bytes_an_element_at_every_size():
+    # --backward: the step (its leaves and gradient seeds) is made again at every size
+    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(1000, 10_000, 100_000), backward=True))
+    assert report.ok, report.errors
+    assert report.backward is not None and report.backward.grads_of == ("a", "b")
+    points = report.sweep.points
+    for mode in ("eager", "compiled"):
+        per_element = {(getattr(p, mode).bytes_read / p.n, getattr(p, mode).bytes_written / p.n) for p in points}
+        launches = {getattr(p, mode).launches for p in points}
+        assert len(per_element) == 1 and len(launches) == 1, (mode, per_element, launches)
+    # forward + backward do more than the forward alone: 20 B an element eagerly
+    assert points[0].eager.bytes_total > 20 * points[0].n
+
+
+def test_crossover_leaves_busy_sizes_out_and_sizes_are_named_exactly():
+    from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
+
+    mode = SweepMode(1, 0, 0, 1.0)
+
+    def sweep(*verdicts):
+        points = tuple(SweepPoint(10**k, mode, mode, v, 1.0) for k, v in enumerate(verdicts, 2))
+        return Sweep(points, tuple(p.n for p in points))
+
+    assert sweep("slower", "faster", "busy", "faster").crossover_n == 1000
+    assert sweep("slower", "faster", "faster", "busy").crossover_n == 1000
+    assert sweep("faster", "same within noise", "faster").crossover_n == 10_000
+    assert sweep("busy", "busy").crossover_text() == "can't tell: the CPU was busy at every size"
+    assert sweep("faster", "faster").crossover_text() == "compiled is always faster here"
+    assert sweep("faster", "slower").crossover_text() == "compiled is not faster at the largest size (n=1e3)"
+    assert sweep("slower", "slower").crossover_text() == "compiled is never faster here"
+    assert [fmt_n(n) for n in (100, 1000, 1024, 2_500_000, 10**7)] == ["100", "1e3", "1024", "2.5e6", "1e7"]

@@ -21,7 +21,7 @@ def test_snapshot_sweep_tab(snap_compare, size):
 
 
 @pytest.mark.slow
-def test_z_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp_path):
+def test_z_queues_then_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp_path):
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
     spec = RunSpec(str(target), None, "cpu", 60.0, 3, sweep={"sizes": [100, 1000], "budget_s": 60.0, "static": False})
@@ -29,10 +29,11 @@ def test_z_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait_for(pilot, lambda: app.good is not None)
             pane = app.query_one(SweepPane)
-            await pilot.press("z")
+            await pilot.press("z")  # before the first run is done: queued behind it
+            assert app.good is None and pane.state == "queued"
             await _wait_for(pilot, lambda: pane.complete is not None)
+            assert app.good is not None and app.good.compiled is not None  # the first run was not dropped
             assert app.query_one("#details").active == "sweep"
             first = pane.complete
             assert [p.n for p in first.sweep.points] == [100, 1000] and pane.state == "done"

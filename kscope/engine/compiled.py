@@ -278,7 +278,7 @@ def _graph_of_call(
     best, score = None, 0
     for i, kernels in enumerate(kernels_of):
         overlap = len(names & {k.name for k in kernels})
-        if overlap > score:
+        if overlap and overlap >= score:  # on a tie the latest graph: a recompile's replaces the earlier
             best, score = i, overlap
     return best
 

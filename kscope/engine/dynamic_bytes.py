@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from kscope.engine.inductor_bytes import assign_to_kernels, node_bytes
+from kscope.engine.inductor_bytes import assign_to_kernels, node_bytes, size_hints
 from kscope.engine.target import Target, code_of
 
 
@@ -41,15 +41,14 @@ def symbol_values(graph, target: Target) -> dict | None:
     if scope["L"] is None:
         return None
     out = {}
-    for symbol in env.backed_var_to_val:
-        sources = env.var_to_sources.get(symbol) or []
+    for symbol in size_hints(env) or {}:
         value = None
-        for source in sources:
+        for source in env.var_to_sources.get(symbol) or []:
             name = source.name() if callable(source.name) else source.name
             try:
-                value = int(eval(name, {"__builtins__": {}}, scope))  # noqa: S307 - dynamo's own source names
+                value = int(eval(name, {"__builtins__": {}}, scope))  # dynamo's own source names
                 break
-            except Exception:
+            except Exception:  # noqa: BLE001 - another source of the same symbol may be readable
                 continue
         if value is None:
             return None
@@ -57,23 +56,29 @@ def symbol_values(graph, target: Target) -> dict | None:
     return out
 
 
-def bytes_at(live: tuple, handles: list[tuple[str, str, frozenset[str]]], target: Target) -> dict | None:
+def bytes_at(live: list[tuple], handles: list[tuple[str, str, frozenset[str]]], target: Target) -> dict | None:
     """Per kernel handle, inductor's bytes counted at the sizes of the target's arguments (as
-    assign_to_kernels gives them); None when the sizes cannot be read."""
+    assign_to_kernels gives them); None (unknown) when the sizes cannot be read or inductor's count
+    fails. `live`: (inductor's graph, its scheduler nodes, the buffers saved for backward) for each
+    part of the graph inductor logged."""
+    import sympy
     from torch._inductor.virtualized import V
 
-    graph, snodes, saved = live
-    values = symbol_values(graph, target)
-    if values is None:
-        return None
-    hints = graph.sizevars.shape_env.backed_var_to_val
-    before = dict(hints)
-    try:
-        hints.update(values)
-        with V.set_graph_handler(graph):
-            nodes = [node_bytes(n, saved) for n in snodes]
-    finally:
-        hints.clear()
-        hints.update(before)
+    nodes = []
+    for graph, snodes, saved in live:
+        values = symbol_values(graph, target)
+        hints = size_hints(graph.sizevars.shape_env)
+        if values is None or hints is None:
+            return None
+        before = dict(hints)
+        try:
+            hints.update({symbol: sympy.Integer(value) for symbol, value in values.items()})
+            with V.set_graph_handler(graph):
+                nodes += [node_bytes(n, saved) for n in snodes]
+        except Exception:  # noqa: BLE001 - inductor's count at other sizes failed: unknown, never a guess
+            return None
+        finally:
+            hints.clear()
+            hints.update(before)
     per_handle, _ = assign_to_kernels(handles, nodes)
     return per_handle

@@ -243,5 +243,11 @@ def symbolic_sizes() -> bool:
     the sizes it runs at."""
     from torch._inductor.virtualized import V
 
-    env = getattr(V.graph.sizevars, "shape_env", None)
-    return bool(getattr(env, "backed_var_to_val", None))
+    return bool(size_hints(getattr(V.graph.sizevars, "shape_env", None)))
+
+
+def size_hints(shape_env) -> dict | None:
+    """The shape environment's value of each size symbol, which inductor's hints read: torch 2.13
+    calls it `backed_var_to_val`, earlier versions `var_to_val`."""
+    hints = getattr(shape_env, "backed_var_to_val", None)
+    return hints if hints is not None else getattr(shape_env, "var_to_val", None)

@@ -66,10 +66,10 @@ class GraphCapture:
     """Inductor's FX-graph-cache key (what the profiler's "## Call CompiledFxGraph KEY ##" says)."""
     cache: str | None = None
     """"hit", "miss" or "bypass" as inductor logged it; None when the cache was off."""
-    live: tuple | None = field(default=None, repr=False, compare=False)
-    """(inductor's graph, its scheduler nodes, the buffers saved for backward), kept while this
-    process runs for a graph compiled with dynamic shapes: its bytes depend on the sizes it runs
-    at, and engine.dynamic_bytes counts them again at each (never serialized)."""
+    live: list[tuple] | None = field(default=None, repr=False, compare=False)
+    """(inductor's graph, its scheduler nodes, the buffers saved for backward) for each part of a
+    graph compiled with dynamic shapes, kept while this process runs: its bytes depend on the sizes
+    it runs at, and engine.dynamic_bytes counts them again at each (never serialized)."""
 
     @property
     def code_hash(self) -> str:
@@ -169,8 +169,7 @@ class _Listener(logging.Handler):
         nodes = [node_bytes(node, saved) for node in snodes]
         g = self.graphs.current(_cid(cid))
         if symbolic_sizes():
-            previous = g.live[1] if g.live else []
-            g.live = (current_graph(), previous + snodes, saved)
+            g.live = (g.live or []) + [(current_graph(), snodes, saved)]
         g.nodes = (g.nodes or []) + nodes
         g.inductor_total = (g.inductor_total or 0) + int(args.get("num_bytes_accessed", 0))
         if not g.provenance and g.stack_traces:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from kscope.engine.backward import step_for
+from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager import run_eager
@@ -60,6 +60,8 @@ class SweepRequest:
     static: bool = False
     backward: bool = False
     no_grad: bool = False
+    cold: bool = False
+    """Flush the caches before each timed call (--cold)."""
 
 
 def default_sizes(device: torch.device) -> tuple[int, ...]:
@@ -82,8 +84,8 @@ def needs_n(target: Target) -> str | None:
 
 
 def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None = None) -> Report:
-    """Every size in turn; on_point gets the Report so far after each. Errors become RunErrors (no
-    size measured) or the reason the sweep stopped, never exceptions."""
+    """Every size in turn; on_point gets the Report so far after each. Errors become RunErrors (a
+    size that fails: the sizes before it stay, and `stopped` says where), never exceptions."""
     configure_inductor()
     store = TrafficStore()
     start = time.perf_counter()
@@ -107,7 +109,8 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     peak, peak_source = peak_bandwidth(device)
     sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
-                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep)
+                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep,
+                     backward=target.step.report() if isinstance(target.step, BackwardStep) else None)
     if on_point is not None:
         on_point(_stamped(report, start))
     error = None
@@ -116,36 +119,36 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
         kept = None if request.static else KeptCompile(target.fn, path)
         for i, n in enumerate(sizes):
             if i:
-                why = _too_big(target, device, n, sweep.points[-1]) or _too_long(
+                before = _input_bytes(target.args)
+                target.args = target.step = None  # the last size's tensors go before the next is planned
+                _release(device)
+                why = _too_big(target, device, n, sweep.points[-1], before) or _too_long(
                     sweep, n, time.perf_counter() - start
                 )
                 if why:
                     sweep = replace(sweep, stopped=why)
                     break
-                target.args = ()
-                gc.collect()
                 try:
                     target.args, _ = make_inputs(target.module, target.fn, device, n)
+                    # a training step holds its leaves and gradient seeds: one per size
+                    target.step = step_for(request.backward, request.no_grad, target)
                 except Exception as e:
-                    sweep = replace(sweep, stopped=f"n={fmt_n(n)}: inputs() raised {type(e).__name__}: {e}"[:300])
+                    error = user_error("inputs", e, path)
+                    sweep = replace(sweep, stopped=f"n={fmt_n(n)}: inputs() failed")
                     break
             try:
-                point = _measure(target, device, path, store, n, kept, first=i == 0)
+                point = _measure(target, device, path, store, n, kept, i == 0, request.cold)
             except _SizeFailed as e:
-                failed = user_error(e.stage, e.__cause__, path)
-                if not sweep.points:
-                    error = failed
-                    break
-                sweep = replace(sweep, stopped=f"n={fmt_n(n)}: {failed.type}: {failed.message}"[:300])
+                error = user_error(e.stage, e.__cause__, path)
+                error = replace(error, message=f"at n={fmt_n(n)}: {error.message}")
+                sweep = replace(sweep, stopped=f"n={fmt_n(n)}: the {e.stage} run failed") if sweep.points else sweep
                 break
             recompiles = sweep.recompiles + (1 if i and point.recompiled else 0)
             sweep = replace(sweep, points=sweep.points + (point,), recompiles=recompiles)
             report = replace(report, sweep=sweep)
             if on_point is not None and i + 1 < len(sizes):
                 on_point(_stamped(report, start))
-        target.args = ()
-    if sweep.stopped is None and sweep.points and len(sweep.points) < len(sizes):
-        sweep = replace(sweep, stopped=f"n={fmt_n(sizes[len(sweep.points)])}: not run")
+        target.args = target.step = None
     return _finish(replace(report, sweep=sweep), start, error)
 
 
@@ -157,7 +160,7 @@ class _SizeFailed(Exception):
         self.stage = stage
 
 
-def _measure(target, device, path, store, n, kept, first: bool) -> SweepPoint:
+def _measure(target, device, path, store, n, kept, first: bool, cold: bool) -> SweepPoint:
     started = time.perf_counter()
     try:
         eager = run_eager(target, device, CALLS, path)
@@ -166,7 +169,7 @@ def _measure(target, device, path, store, n, kept, first: bool) -> SweepPoint:
 
     def time_it(compiled_call, compiled_call_s: float):
         one_round = eager.result.kernel_time_us * 1e-6 + compiled_call_s
-        return time_both(target.runner(), compiled_call, device, eager.dispatched, False, one_round, TIMING_S)
+        return time_both(target.runner(), compiled_call, device, eager.dispatched, cold, one_round, TIMING_S)
 
     try:
         compiled = run_compiled(target, device, path, store, eager, time_it, reuse=kept)
@@ -221,30 +224,44 @@ def _input_bytes(args) -> int:
 
 
 def _planned_input_bytes(target: Target, n: int, measured_before: int, n_before: int) -> int:
-    """Bytes of inputs(n), from inputs() on the meta device (shapes, no memory); when the file's
-    inputs() cannot make meta tensors, scaled from the last size as if linear in n."""
-    try:
-        args, _ = make_inputs(target.module, target.fn, torch.device("meta"), n)
-        return _input_bytes(args)
-    except Exception:
-        return measured_before * n // n_before
+    """Bytes of inputs(n), from the file's inputs() on the meta device (shapes, no memory: also
+    the default device, for tensors made without `device=`); when inputs() takes no device or cannot
+    make meta tensors, scaled from the last size as if linear in n."""
+    import inspect
+
+    if "device" in inspect.signature(vars(target.module)["inputs"]).parameters:
+        try:
+            with torch.device("meta"):
+                args, _ = make_inputs(target.module, target.fn, torch.device("meta"), n)
+            return _input_bytes(args)
+        except Exception:
+            pass
+    return measured_before * n // n_before
 
 
-def _too_big(target: Target, device: torch.device, n: int, last: SweepPoint) -> str | None:
+def _too_big(target: Target, device: torch.device, n: int, last: SweepPoint, before: int) -> str | None:
     """Why size n would not fit: its inputs, plus what one call writes (outputs and buffers,
-    scaled from the last size), past MEMORY_SHARE of the free memory."""
-    before = _input_bytes(target.args)
+    scaled from the last size, whose inputs took `before` bytes), past MEMORY_SHARE of the memory
+    free once the last size's tensors are gone."""
     planned = _planned_input_bytes(target, n, before, last.n)
     written = max(last.eager.bytes_written or 0, last.compiled.bytes_written or 0)
     scale = planned / before if before else n / last.n
     need = planned + written * scale
     free, where = _free_memory(device)
-    if free is not None and need > MEMORY_SHARE * (free + before):
+    if free is not None and need > MEMORY_SHARE * free:
         return (
             f"n={fmt_n(n)}: would need about {need / 1e9:.1f} GB, more than {MEMORY_SHARE:.0%} of the "
-            f"{(free + before) / 1e9:.1f} GB of {where} memory free"
+            f"{free / 1e9:.1f} GB of {where} memory free"
         )
     return None
+
+
+def _release(device: torch.device) -> None:
+    """Free what the last size left: Python's cycles, and the CUDA caching allocator's blocks (which
+    mem_get_info counts as used)."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
 
 
 def _free_memory(device: torch.device) -> tuple[int | None, str]:

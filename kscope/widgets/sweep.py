@@ -59,6 +59,11 @@ class SweepPane(VerticalScroll):
 
     # --- what the app tells it ------------------------------------------------------------------
 
+    def queue(self) -> None:
+        """z while a save's run is in flight: the sweep starts when it ends."""
+        self.state = "queued"
+        self._redraw()
+
     def begin(self, at: float) -> None:
         self.running, self.started, self.state = None, at, "running"
         self._redraw()
@@ -69,9 +74,9 @@ class SweepPane(VerticalScroll):
 
     def finish(self, report: Report) -> None:
         self.started = None
-        if report.sweep is not None and report.sweep.points:
+        if report.sweep is not None and report.sweep.points and not report.errors:
             self.complete, self.running, self.state, self.stale = report, None, "done", False
-        else:  # nothing measured: say why, keep the last complete sweep
+        else:  # a size failed, or the worker died: the sizes measured are shown, with why
             self.running, self.state = report, "failed"
         self._redraw()
 
@@ -110,7 +115,9 @@ class SweepPane(VerticalScroll):
             if self.complete is not None and self._shown() is self.complete:
                 text.append(" · below: the last complete sweep", style="dim")
             return text
-        if self.state == "cancelled":
+        if self.state == "queued":
+            text.append("sweep queued: it starts when the run in flight ends", style="bold yellow")
+        elif self.state == "cancelled":
             text.append("sweep cancelled by a save", style="yellow")
             text.append(" · z sweeps again" + (" · below: the last complete sweep" if self.complete else ""),
                         style="dim")
@@ -120,6 +127,8 @@ class SweepPane(VerticalScroll):
                 text.append(f"✗ sweep {e.stage}: {where}{e.message}\n", style="bold red")
             if self.running.sweep is not None and self.running.sweep.stopped:
                 text.append(f"✗ {self.running.sweep.stopped}\n", style="bold red")
+            if self._shown() is self.running:
+                text.append("below: the sizes measured before it failed", style="dim")
         elif self.complete is None:
             text.append(HINT, style="dim")
         if self.stale:
