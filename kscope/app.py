@@ -33,7 +33,7 @@ from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
 from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
-from kscope.widgets.sweep import SweepPane
+from kscope.widgets.sweep import DEFAULT_OPTIONS, SweepPane
 from kscope.widgets.traffic import TrafficBars
 
 NARROW_BELOW = 110
@@ -89,7 +89,6 @@ class KscopeApp(App):
         self.eager_done = False
         self.stale = False
         self.sweep_run = 0  # the id of the latest sweep requested
-        self.sweep_basis: tuple | None = None  # the graph the last sweep ran on (graph_signature)
         self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
         self.done_run = 0  # the latest run whose report arrived
 
@@ -173,8 +172,8 @@ class KscopeApp(App):
             self.query_one(SweepPane).queue()
             return
         self.sweep_queued = False
-        self.sweep_basis = graph_signature(self.good)
-        self._latest(self.session.request_sweep(self.spec.sweep or dict(DEFAULT_SWEEP)))
+        self.query_one(SweepPane).requested(self.good)
+        self._latest(self.session.request_sweep(self.spec.sweep or dict(DEFAULT_OPTIONS)))
         self.sweep_run = self.latest_run
 
     def _latest(self, run_id: int) -> None:
@@ -259,17 +258,13 @@ class KscopeApp(App):
         self._refresh_status()
 
     def _on_sweep_event(self, ev: SessionEvent) -> None:
-        pane = self.query_one(SweepPane)
+        self.query_one(SweepPane).session_event(ev.kind, ev.report, ev.at)
         if ev.kind == "sweeping":
-            self.run_started, self.eager_done = ev.at, False
-            pane.begin(ev.at)
-        elif ev.kind == "sweep":
-            pane.progress(ev.report)
+            self.run_started = ev.at
         elif ev.kind == "report":
             took = ev.at - self.run_started if self.run_started else ev.report.wall_s
             self.run_started, self.done_run = None, ev.run_id
-            self.state = f"sweep done in {took:.1f} s" if ev.report.ok else f"sweep failed in {took:.1f} s"
-            pane.finish(ev.report)
+            self.state = f"sweep {'done' if ev.report.ok else 'failed'} in {took:.1f} s"
 
     def _finish(self, report: Report, at: float) -> None:
         took = at - self.run_started if self.run_started else report.wall_s
@@ -287,8 +282,7 @@ class KscopeApp(App):
                 self.query_one(LogPane).write(f"[kscope] note: {note}")
         if not report.errors:
             self.before, self.good = self.good, report
-            if self.sweep_basis is not None and graph_signature(report) != self.sweep_basis:
-                self.query_one(SweepPane).mark_stale()
+            self.query_one(SweepPane).saved(report)
         self.state = f"done in {took:.1f} s"
         self._show(report, partial=False)
         self._show_errors(report)
@@ -359,21 +353,6 @@ class KscopeApp(App):
             breaks=len(compiled.graph_breaks) if compiled else 0,
             grad="fwd+bwd" if self.spec.backward else "no_grad" if self.spec.no_grad else "",
         )
-
-
-DEFAULT_SWEEP = {"sizes": None, "budget_s": 60.0, "static": False}
-
-
-def graph_signature(report: Report | None) -> tuple | None:
-    """What a save must change for a sweep to be stale: the kernels each mode ran, and their ops."""
-    if report is None:
-        return None
-    return tuple(
-        (mode_name, k.phase, k.name, k.ops)
-        for mode_name, mode in (("eager", report.eager), ("compiled", report.compiled))
-        if mode is not None
-        for k in mode.kernels
-    )
 
 
 def run_app(

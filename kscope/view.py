@@ -161,3 +161,15 @@ def call_text(report: Report) -> str:
     if not e or not c or e.call_time_us is None or c.call_time_us is None:
         return ""
     return f"call {fmt_us(e.call_time_us)} → {fmt_us(c.call_time_us)}"
+
+
+def graph_signature(report: Report | None) -> tuple | None:
+    """What a save must change for a sweep to be stale: the kernels each mode ran, and their ops."""
+    if report is None:
+        return None
+    return tuple(
+        (mode_name, k.phase, k.name, k.ops)
+        for mode_name, mode in (("eager", report.eager), ("compiled", report.compiled))
+        if mode is not None
+        for k in mode.kernels
+    )

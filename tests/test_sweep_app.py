@@ -17,7 +17,13 @@ from test_app import _compiled_names, _wait_for
 def test_snapshot_sweep_tab(snap_compare, size):
     app = KscopeApp(RunSpec("/work/add_relu.py", None, "cpu", 60.0, 5), session_factory=FixedSession(article_report()),
                     watch=False)
-    assert snap_compare(app, terminal_size=size, press=["z"])
+    async def sweep(pilot):
+        await _wait_for(pilot, lambda: app.good is not None, timeout=10)
+        await pilot.press("z")
+        await _wait_for(pilot, lambda: app.query_one(SweepPane).complete is not None, timeout=10)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=sweep)
 
 
 @pytest.mark.slow

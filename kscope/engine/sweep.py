@@ -109,8 +109,7 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     peak, peak_source = peak_bandwidth(device)
     sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
-                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep,
-                     backward=target.step.report() if isinstance(target.step, BackwardStep) else None)
+                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep)
     if on_point is not None:
         on_point(_stamped(report, start))
     error = None
@@ -143,6 +142,8 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
                 error = replace(error, message=f"at n={fmt_n(n)}: {error.message}")
                 sweep = replace(sweep, stopped=f"n={fmt_n(n)}: the {e.stage} run failed") if sweep.points else sweep
                 break
+            if i == 0 and isinstance(target.step, BackwardStep):  # what backward ran from, once it has run
+                report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
             recompiles = sweep.recompiles + (1 if i and point.recompiled else 0)
             sweep = replace(sweep, points=sweep.points + (point,), recompiles=recompiles)
             report = replace(report, sweep=sweep)

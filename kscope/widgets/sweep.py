@@ -19,7 +19,10 @@ from kscope.render_sweep import ran_table, sweep_summary, sweep_table
 from kscope.report import Report
 from kscope.report_sweep import fmt_n
 from kscope.sweep_plot import draw
+from kscope.view import graph_signature
 
+DEFAULT_OPTIONS = {"sizes": None, "budget_s": 60.0, "static": False}
+"""What `z` sweeps without --sweep's options: the default sizes and budget, one torch.compile."""
 HINT = "z runs a size sweep of this file: the target at n = 10², 10³, … through inputs(device, n)"
 
 
@@ -50,6 +53,8 @@ class SweepPane(VerticalScroll):
         self.started: float | None = None
         self.state = ""
         self.stale = False
+        self.basis: tuple | None = None
+        """The kernels of the run the sweep was asked for after (view.graph_signature)."""
 
     def compose(self):
         yield Static(HINT, id="sweep-status")
@@ -58,6 +63,24 @@ class SweepPane(VerticalScroll):
         yield Static("", id="sweep-ran")
 
     # --- what the app tells it ------------------------------------------------------------------
+
+    def requested(self, latest: Report | None) -> None:
+        """A sweep was asked for: a later save is compared with the latest good run."""
+        self.basis = graph_signature(latest)
+
+    def saved(self, report: Report) -> None:
+        """A save's good run: the sweep shown is stale when its kernels changed."""
+        if self.basis is not None and graph_signature(report) != self.basis:
+            self.mark_stale()
+
+    def session_event(self, kind: str, report: Report | None, at: float) -> None:
+        """The session's events for the sweep in flight."""
+        if kind == "sweeping":
+            self.begin(at)
+        elif kind == "sweep" and report is not None:
+            self.progress(report)
+        elif kind == "report" and report is not None:
+            self.finish(report)
 
     def queue(self) -> None:
         """z while a save's run is in flight: the sweep starts when it ends."""
