@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
-from kscope.view import call_text, fmt_us, transfers_text
+from kscope.view import call_text, fmt_us, round_trips_line, transfers_text
 
 
 def short_name(name: str, width: int = 48) -> str:
@@ -198,6 +198,23 @@ def compile_line(mode: ModeResult) -> Text:
     return text
 
 
+def round_trips_table(trips) -> Table:
+    """The compiled round trips, largest first: what was left between kernels, and why."""
+    table = Table(title="compiled round trips (not fused)", title_justify="left", expand=True, pad_edge=False)
+    table.add_column("buffer", no_wrap=True)
+    table.add_column("bytes", justify="right", no_wrap=True)
+    table.add_column("producer → consumers", overflow="fold")
+    table.add_column("lines", no_wrap=True)
+    table.add_column("why", overflow="fold")
+    for t in trips:
+        why = Text(t.reason)
+        if t.hint:
+            why.append(f"\nhint: {t.hint}", style="italic")
+        table.add_row(t.buffer, fmt_bytes(t.bytes), f"{t.producer} → {', '.join(t.consumers)}",
+                      ", ".join(map(str, t.lines)), why)
+    return table
+
+
 def errors_text(report: Report) -> Text:
     text = Text()
     for e in report.errors:
@@ -235,11 +252,14 @@ def render_report(report: Report) -> RenderableType:
             SideBySide(mode_table(report, "eager", report.eager), mode_table(report, "compiled", report.compiled))
         )
         parts.append(Text(summary_line(report), style="bold"))
+        parts.append(Text(round_trips_line(report)))
         timing = timing_line(report)
         if timing.plain:
             parts.append(timing)
     if report.compiled:
         parts.append(compile_line(report.compiled))
+        if report.compiled.round_trips:
+            parts.append(round_trips_table(report.compiled.round_trips))
         fused = fused_table(report.compiled)
         if fused is not None:
             parts.append(fused)

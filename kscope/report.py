@@ -9,13 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA = 4
+SCHEMA = 5
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
 to read; each mode has per-phase totals; the Report says how backward was run (`backward`) and
 whether grad mode was off (`no_grad`).
-4: a size sweep (--sweep) is a Report with `sweep` set (and no eager or compiled half)."""
+4: a size sweep (--sweep) is a Report with `sweep` set (and no eager or compiled half).
+5: each mode lists its round trips (buffers one kernel writes and another reads back) and why
+compiled ones were not fused."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -59,6 +61,26 @@ class Kernel:
     @property
     def achieved_gbps(self) -> float | None:
         return gbps(self.bytes_total, self.time_us)
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """A buffer one kernel of the call writes and another reads back: a trip through memory that
+    a fused kernel would not make (the call's outputs are not round trips)."""
+
+    buffer: str
+    """Inductor's buffer name ("buf0"); eager: "tmp0", "tmp1", ... in the order they were written."""
+    bytes: int | None
+    producer: str
+    """The kernel that writes it, named as its row is."""
+    consumers: tuple[str, ...]
+    lines: tuple[int, ...] = ()
+    """Lines of the user's file of the producer and the consumers."""
+    reason: str = ""
+    """Why it was not fused, in plain words."""
+    hint: str = ""
+    detail: str = ""
+    """Inductor's own words, where its scheduler gave a reason ("cannot fuse op0 with op2: ...")."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,9 @@ class ModeResult(Traffic):
     """How many calls the kernel time is the median of."""
     call_samples: int = 0
     """How many calls the call time is the median of."""
+    round_trips: tuple[RoundTrip, ...] | None = None
+    """Buffers one kernel writes and another reads back, largest first; None when unknown (a
+    Report from before schema 5)."""
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:

@@ -13,6 +13,7 @@ from kscope.report import (
     ModeResult,
     Recompile,
     Report,
+    RoundTrip,
     RunError,
     Speedup,
 )
@@ -111,6 +112,7 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
             for p in m.phases
         },
         "bytes_saved_for_backward": m.bytes_saved,
+        "round_trips": None if m.round_trips is None else [dataclasses.asdict(t) for t in m.round_trips],
         "kernels": [_kernel_to_dict(k) for k in m.kernels],
     }
     if compiled:
@@ -197,4 +199,8 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
         call_time_us_range=tuple(d["call_time_us_range"]) if d.get("call_time_us_range") else None,
         kernel_samples=(d.get("repetitions") or {}).get("kernel", 0),
         call_samples=(d.get("repetitions") or {}).get("call", 0),
+        round_trips=None if d.get("round_trips") is None else tuple(
+            RoundTrip(**{**t, "consumers": tuple(t["consumers"]), "lines": tuple(t["lines"])})
+            for t in d.get("round_trips", ())
+        ),
     )

@@ -173,3 +173,22 @@ def graph_signature(report: Report | None) -> tuple | None:
         if mode is not None
         for k in mode.kernels
     )
+
+
+def round_trips_text(mode: ModeResult | None) -> str:
+    """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet)."""
+    if mode is None:
+        return "…"
+    if mode.round_trips is None:
+        return "?"
+    if not mode.round_trips:
+        return "0"
+    total = sum(t.bytes or 0 for t in mode.round_trips)
+    return f"{len(mode.round_trips)} ({fmt_bytes(total)})"
+
+
+def round_trips_line(report: Report | None) -> str:
+    """"round trips: eager 1 (4.0 MB) → compiled 0": buffers one kernel writes and another reads back."""
+    if report is None or report.eager is None:
+        return ""
+    return f"round trips: eager {round_trips_text(report.eager)} → compiled {round_trips_text(report.compiled)}"

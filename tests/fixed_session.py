@@ -1,6 +1,7 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
-from kscope.report import Backward, GraphBreak, Kernel, ModeResult, Report, Speedup
+from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
+from kscope.report import Backward, GraphBreak, Kernel, ModeResult, Report, RoundTrip, Speedup
 from kscope.session import SessionEvent
 
 F32 = 4
@@ -52,6 +53,7 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
             Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(7,), kind="op"),
             Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(7,), kind="op"),
         ),
+        round_trips=(RoundTrip("tmp0", n, "aten::add", ("aten::relu",), (7,), EAGER_REASON, EAGER_HINT),),
         calls=5,
     )
     compiled = ModeResult(
@@ -64,6 +66,7 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
         call_time_us_range=(166.0, 180.0),
         kernel_samples=5,
         call_samples=120,
+        round_trips=(),
         kernels=(
             Kernel(
                 "cpp_fused_add_relu_0", 1, 150.0, 2 * n, n, True, ("aten.add", "aten.relu"), (7,), CPP_CODE, "kernel"
@@ -111,7 +114,7 @@ def backward_report(file: str = "/work/add_relu.py") -> Report:
         return replace(
             r.eager if kernels[0].kind == "op" else r.compiled, launches=launches, kernel_time_us=time_us,
             bytes_read=sum(k.bytes_read for k in kernels), bytes_written=sum(k.bytes_written for k in kernels),
-            kernels=tuple(kernels),
+            kernels=tuple(kernels), round_trips=None,  # not made up here: shown as unknown
         )
 
     eager = mode([

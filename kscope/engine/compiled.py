@@ -25,14 +25,18 @@ from kscope.engine.provenance import (
     CompiledKernel,
     compiled_kernels,
     same_file,
+    stable_handles,
     user_name,
 )
+from kscope.engine.round_trips import compiled_round_trips
 from kscope.engine.source_key import SourceKeys
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
 
 WARMUP_CALLS = 2
+FACTS = "-facts"
+"""In kscope's store, beside a graph's kernel bytes: its outputs and inductor's reasons not to fuse."""
 
 
 class CompileFailed(Exception):
@@ -146,18 +150,19 @@ def run_compiled(
     graphs += reuse.graphs + list(fresh)
     graphs.recompiles = fresh.recompiles
     reuse.graphs = list(graphs)
+    # a graph compiled for dynamic shapes is counted at the sizes of this call
+    bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash) for g in graphs]
     kernels_of = [
         compiled_kernels(
             provenance=g.provenance,
             stack_traces=g.stack_traces,
             output_code=g.code,
             post_grad_graph=g.post_grad_graph,
-            # a graph compiled for dynamic shapes is counted at the sizes of this call
-            kernel_bytes=g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash),
+            kernel_bytes=rows,
             user_file=user_file,
             input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
         )
-        for g in graphs
+        for g, rows in zip(graphs, bytes_of)
     ]
     phases = [_graph_phase(g, backend) for g in graphs]
     kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch, phases)
@@ -180,6 +185,7 @@ def run_compiled(
         graph_breaks=tuple(backend.breaks),
         recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
+        round_trips=_round_trips(graphs, kernels_of, bytes_of, _launch_graphs(timed, graphs, kernels_of), store),
     )
     return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
 
@@ -232,6 +238,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) ->
             continue
         if g.nodes is not None:
             store.put(g.code_hash, g.kernel_bytes())
+            store.put(g.code_hash + FACTS, g.facts())
         elif store.get(g.code_hash) is None:
             missing = True
     source = (
@@ -252,6 +259,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) ->
         for g in fresh:
             if g.code and g.nodes is not None:
                 store.put(g.code_hash, g.kernel_bytes())
+                store.put(g.code_hash + FACTS, g.facts())
         source += " (recompiled without inductor's cache to count bytes)"
     notes = []
     for g in graphs:
@@ -293,12 +301,7 @@ def _kernel_rows(
 ) -> tuple[list[Kernel], list[str]]:
     """One row per (graph, phase, name). A launch's phase is its graph's (backward graph,
     optimizer step) when it ran in one, else what the trace says (see kernels)."""
-    names_under: dict[tuple, set[str]] = defaultdict(set)
-    for launch in timed.launches:
-        names_under[launch.call, launch.region].add(launch.name)
-        if launch.owner_name:
-            names_under[launch.call, launch.region].add(launch.owner_name)
-    graph_of = {where: _graph_of_call(*where, names, graphs, kernels_of) for where, names in names_under.items()}
+    graph_of = _launch_graphs(timed, graphs, kernels_of)
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
         name = launch_label(launch) if launch.call is None else launch.name
@@ -352,6 +355,29 @@ def _kernel_rows(
             )
         )
     return rows, unknown
+
+
+def _launch_graphs(timed: TraceSummary, graphs: Capture, kernels_of: list) -> dict[tuple, int | None]:
+    """(compiled graph call, region) of the launches -> the graph it ran (see _graph_of_call)."""
+    names_under: dict[tuple, set[str]] = defaultdict(set)
+    for launch in timed.launches:
+        names_under[launch.call, launch.region].add(launch.name)
+        if launch.owner_name:
+            names_under[launch.call, launch.region].add(launch.owner_name)
+    return {where: _graph_of_call(*where, names, graphs, kernels_of) for where, names in names_under.items()}
+
+
+def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, ran: dict, store: TrafficStore):
+    """The round trips of the graphs that ran, largest first; None when one graph's are unknown."""
+    trips = []
+    for i in sorted({g for g in ran.values() if g is not None}):
+        g = graphs[i]
+        facts = g.facts() if g.nodes is not None else store.get(g.code_hash + FACTS)
+        found = compiled_round_trips(kernels_of[i], bytes_of[i], stable_handles(g.provenance), facts)
+        if found is None:
+            return None
+        trips += found
+    return tuple(sorted(trips, key=lambda t: -(t.bytes or 0)))
 
 
 def _first_of_each_owner(launches: list[Launch]) -> int:

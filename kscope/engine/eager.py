@@ -12,7 +12,8 @@ from kscope.engine.kernels import summarize
 from kscope.engine.profiling import is_nonwork, profile_calls, record_events, synchronize
 from kscope.engine.target import Target
 from kscope.engine.timing import kernel_samples, retimed
-from kscope.engine.traffic import TrafficMode
+from kscope.engine.round_trips import eager_round_trips
+from kscope.engine.traffic import TrafficMode, storages
 from kscope.report import Kernel, ModeResult
 
 WARMUP_CALLS = 2
@@ -40,9 +41,13 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
     # dispatcher ran once composite ops were decomposed.
     mode = TrafficMode(user_file)
 
+    returned: set = set()
+
     def accounted():
         with mode:
-            return call()
+            out = call()
+        returned.update(storages(out))
+        return out
 
     events = record_events(accounted, device, 1)
     dispatched = frozenset(mode.dispatched)
@@ -72,6 +77,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
         memset=round(timed.memset / calls),
         calls=calls,
         traffic_source=TRAFFIC_RULE,
+        round_trips=eager_round_trips(mode.ops, returned, _row_names(accounting, by_owner)),
     ), kernel_samples(timed, calls))
     notes = (f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted",) if stray else ()
     return EagerRun(result, per_launch, dispatched, notes)
@@ -81,6 +87,12 @@ TRAFFIC_RULE = (
     "dispatch accounting: each op reads each distinct input storage once and writes its outputs; "
     "aliasing ops move nothing; a gather reads the elements it gathers and its indices"
 )
+
+
+def _row_names(accounting: TraceSummary, by_owner: dict[int, list]):
+    """op -> the name of the kernel row its launch is in ("aten::matmul › mm")."""
+    label = {op.marker: launch_label(launch) for launch in accounting.launches for op in by_owner.get(launch.owner, ())}
+    return lambda op: label.get(op.marker, op.op.replace(".", "::", 1))
 
 
 def launch_label(launch: Launch) -> str:

@@ -53,6 +53,13 @@ class NodeBytes:
     saved: int | None = 0
     """Of `written`, the bytes of buffers a training forward writes only for backward (None: the
     graph's saved tensors were not known)."""
+    name: str = ""
+    """Inductor's scheduler node name ("op1", "op0_op2" once fused): what its fusion log names."""
+    outputs: dict[str, int] = field(default_factory=dict)
+    """The buffers the node writes -> their bytes: what a later kernel may read back."""
+    inputs: list[str] = field(default_factory=list)
+    """The buffers and graph inputs the node reads."""
+    reduction: bool = False
 
 
 def saved_for_backward(nodes) -> frozenset[str] | None:
@@ -101,7 +108,10 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     reads = node.get_read_write_buffer_accesses(include_reads=True, include_writes=False)
     # the uncached form of get_write_buffer_sizes: a dynamic graph is counted again at each size
     written = sum(node.get_read_write_buffer_accesses(include_reads=False, include_writes=True).values())
-    out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes())
+    out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes(), name=node.get_name())
+    out.outputs = {buf.get_name(): _buffer_bytes(buf.node) for buf in node.get_outputs()}
+    out.inputs = sorted({dep.name for dep in node.read_writes.reads} - set(out.outputs))
+    out.reduction = bool(getattr(node, "is_reduction", lambda: False)())
     if saved is None:
         out.saved = None
     else:
@@ -204,7 +214,8 @@ def assign_to_kernels(
     every node of the kernel only copies), and the bytes of
     nodes that matched no kernel."""
     out = {
-        h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True}
+        h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True,
+            "outputs": {}, "inputs": [], "nodes": [], "reduced": []}
         for h, _, _ in handles
     }
     stray, cursor = 0, 0
@@ -228,6 +239,11 @@ def assign_to_kernels(
         entry["copy"] = entry["copy"] and bool(node.copies)
         entry["layout"] = entry["layout"] or node.layout
         entry["why"] = entry["why"] or node.why
+        entry["outputs"].update(node.outputs)  # round trips: what the kernel writes and reads
+        entry["inputs"] = sorted(set(entry["inputs"]) | set(node.inputs))
+        entry["nodes"].append(node.name)
+        if node.reduction:  # what a reduction writes is complete only once it has run through
+            entry["reduced"] += list(node.outputs)
     return out, stray
 
 

@@ -42,7 +42,8 @@ _GRAPH_LABEL = re.compile(r"graph_\d+_")
 _AOT_ID = re.compile(r"# AOT ID: .*")
 METRICS_LOGGER = "torch._inductor.compile_fx.__inductor_metrics"
 TRACE_LOGGER = "torch.__trace"
-STORE_FORMAT = "kscope-traffic-3\n"
+FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
+STORE_FORMAT = "kscope-traffic-5\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
 
@@ -66,6 +67,10 @@ class GraphCapture:
     """Inductor's FX-graph-cache key (what the profiler's "## Call CompiledFxGraph KEY ##" says)."""
     cache: str | None = None
     """"hit", "miss" or "bypass" as inductor logged it; None when the cache was off."""
+    outputs: list[str] = field(default_factory=list)
+    """The graph's outputs: buffers handed back to the caller, never a round trip."""
+    unfused: dict[str, str] = field(default_factory=dict)
+    """"node1|node2" -> inductor's "cannot fuse node1 with node2: why" (its fusion log)."""
     live: list[tuple] | None = field(default=None, repr=False, compare=False)
     """(inductor's graph, its scheduler nodes, the buffers saved for backward) for each part of a
     graph compiled with dynamic shapes, kept while this process runs: its bytes depend on the sizes
@@ -104,6 +109,10 @@ class GraphCapture:
         if stray:
             out[""] = {"read": stray, "written": 0}
         return out
+
+    def facts(self) -> dict:
+        """What round trips need beside the kernels: the graph's outputs, inductor's reasons."""
+        return {"outputs": self.outputs, "unfused": self.unfused}
 
     def kernel_bytes_at(self, target) -> dict[str, dict] | None:
         """kernel_bytes for the sizes of the target's current arguments: for a graph compiled with
@@ -153,6 +162,8 @@ class _Listener(logging.Handler):
         try:
             if record.name == METRICS_LOGGER:
                 self._on_metrics(record)
+            elif record.name == FUSION_LOGGER:
+                self._on_fusion(record)
             else:
                 self._on_trace(record)
         except Exception:  # a listener must never break the user's compile
@@ -168,6 +179,7 @@ class _Listener(logging.Handler):
         saved = saved_for_backward(snodes)
         nodes = [node_bytes(node, saved) for node in snodes]
         g = self.graphs.current(_cid(cid))
+        g.outputs = sorted(set(g.outputs) | set(current_graph().get_output_names()))
         if symbolic_sizes():
             g.live = (g.live or []) + [(current_graph(), snodes, saved)]
         g.nodes = (g.nodes or []) + nodes
@@ -177,6 +189,13 @@ class _Listener(logging.Handler):
             # compile (a backward graph), though it built one: read it while it is current.
             built = getattr(torch._inductor.debug, "_inductor_triton_kernel_to_post_grad_node_info", {})
             g.provenance = {h: list(built.get(h, ())) for h in g.stack_traces}
+
+    def _on_fusion(self, record: logging.LogRecord) -> None:
+        """Inductor's scheduler says why it did not fuse two nodes (WhyNoFuse, logged as itself)."""
+        why = record.msg
+        if hasattr(why, "name1") and hasattr(why, "reason"):
+            cid = _cid(torch._guards.CompileContext.current_compile_id())
+            self.graphs.current(cid).unfused[f"{why.name1}|{why.name2}"] = str(why)
 
     def _on_trace(self, record: logging.LogRecord) -> None:
         meta = getattr(record, "metadata", None)
@@ -225,12 +244,14 @@ def capture_inductor():
     listener = _Listener(graphs)
     metrics = logging.getLogger(METRICS_LOGGER)
     trace = logging.getLogger(TRACE_LOGGER)
-    saved = (metrics.level, metrics.propagate, trace.level)
+    fusion = logging.getLogger(FUSION_LOGGER)
+    saved = (metrics.level, metrics.propagate, trace.level, fusion.level, fusion.propagate)
     metrics.setLevel(logging.INFO)
-    metrics.propagate = False  # keep inductor's metrics off the user's stderr
+    metrics.propagate = fusion.propagate = False  # keep inductor's logs off the user's stderr
     trace.setLevel(logging.DEBUG)
-    metrics.addHandler(listener)
-    trace.addHandler(listener)
+    fusion.setLevel(logging.DEBUG)
+    for logger in (metrics, trace, fusion):
+        logger.addHandler(listener)
     # A backward graph compiles lazily, outside the compile of its forward, which is the only
     # place inductor clears its provenance globals: without this, the kernels of every earlier
     # backward compiled in this process would be logged with it (and their handles collide).
@@ -241,11 +262,13 @@ def capture_inductor():
         with fresh():
             yield graphs
     finally:
-        metrics.removeHandler(listener)
-        trace.removeHandler(listener)
+        for logger in (metrics, trace, fusion):
+            logger.removeHandler(listener)
         metrics.setLevel(saved[0])
         metrics.propagate = saved[1]
         trace.setLevel(saved[2])
+        fusion.setLevel(saved[3])
+        fusion.propagate = saved[4]
 
 
 def configure_inductor() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch.profiler import record_function
@@ -34,6 +34,10 @@ class OpTraffic:
     read: int
     written: int
     line: int | None
+    reads: frozenset = frozenset()
+    """The storages it read (round_trips: what an earlier op wrote and this one reads back)."""
+    writes: dict = field(default_factory=dict)
+    """The storages it wrote -> bytes written there."""
 
 
 def tensor_bytes(t: torch.Tensor) -> int:
@@ -75,7 +79,8 @@ class TrafficMode(TorchDispatchMode):
         with record_function(f"{MARKER_PREFIX}{marker}"):
             out = func(*args, **kwargs)
         read, written = op_traffic(func, args, kwargs, out)
-        self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._user_line()))
+        reads, writes = op_storages(func, args, kwargs, out) if read or written else (frozenset(), {})
+        self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._user_line(), reads, writes))
         return out
 
     @property
@@ -110,6 +115,24 @@ def op_traffic(func, args, kwargs, out) -> tuple[int, int]:
     gathered = sum(t.numel() for t in counted) * source.element_size()
     rest = [t for t in inputs if t is not source]
     return gathered + _distinct_bytes(rest), _distinct_bytes(outputs)
+
+
+def op_storages(func, args, kwargs, out) -> tuple[frozenset, dict]:
+    """(the storages an op read, {storage it wrote: bytes}), by the same rules as op_traffic."""
+    write_only = _write_only_args(func, args, kwargs)
+    leaves = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+    reads = {_storage_key(t) for t in leaves if id(t) not in write_only} - {None}
+    writes: dict = {}
+    for t in [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)] + [t for t in leaves if id(t) in write_only]:
+        key = _storage_key(t)
+        if key is not None:
+            writes[key] = max(writes.get(key, 0), tensor_bytes(t))
+    return frozenset(reads), writes
+
+
+def storages(tensors) -> set:
+    """The storages of the tensors among `tensors` (a call's outputs)."""
+    return {_storage_key(t) for t in tree_leaves(tensors) if isinstance(t, torch.Tensor)} - {None}
 
 
 # Ops that only allocate: their output is new memory nobody has written yet.

@@ -7,12 +7,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
 from kscope.report import Report, fmt_count, summary_line
-from kscope.view import call_text, change_line, verdict_text
+from kscope.view import call_text, change_line, round_trips_line, verdict_text
 
 
 class LaunchCounts(Vertical):
     DEFAULT_CSS = """
-    LaunchCounts { height: 9; border: round $primary; border-title-align: left; padding: 0 1; }
+    LaunchCounts { height: 10; border: round $primary; border-title-align: left; padding: 0 1; }
     LaunchCounts Horizontal { height: auto; }
     LaunchCounts Digits { width: auto; }
     LaunchCounts .arrow { padding: 1 2; }
@@ -23,7 +23,9 @@ class LaunchCounts(Vertical):
     LaunchCounts #verdict.-busy { color: $warning; }
     LaunchCounts Label.change { color: $warning; }
     LaunchCounts #summary { text-style: bold; }
-    LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts Label.change { width: 1fr; height: 1; }
+    LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts #round-trips, LaunchCounts Label.change {
+        width: 1fr; height: 1;
+    }
     LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
     """
 
@@ -41,6 +43,7 @@ class LaunchCounts(Vertical):
             yield Label("", id="verdict")
         yield Label("", id="summary")
         yield Label("", id="graphs")
+        yield Label("", id="round-trips")
         yield Label("", id="launch-change", classes="change")
         yield Label("", id="eager-change", classes="change")
 
@@ -54,6 +57,7 @@ class LaunchCounts(Vertical):
             summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
         # Fixed-size labels: updating them needs no new layout of the screen.
         self.query_one("#summary", Label).update(summary, layout=False)
+        self.query_one("#round-trips", Label).update(round_trips_line(report), layout=False)
         graphs = self.query_one("#graphs", Label)
         breaks = c.graph_breaks if c else ()
         graphs.set_class(bool(breaks), "-breaks")

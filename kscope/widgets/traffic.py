@@ -15,7 +15,7 @@ KERNEL_ROWS = 4
 
 
 class TrafficBars(Static):
-    DEFAULT_CSS = "TrafficBars { height: 9; border: round $primary; padding: 0 1; }"
+    DEFAULT_CSS = "TrafficBars { height: 10; border: round $primary; padding: 0 1; }"
 
     def on_mount(self) -> None:
         self.border_title = "memory traffic / call"

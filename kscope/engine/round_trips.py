@@ -1,0 +1,146 @@
+"""Round trips: buffers one kernel of the call writes and another reads back from memory.
+
+The article's lesson: every intermediate one kernel writes and the next reads back is a trip
+through memory, and fusion removes it. Eager, every intermediate is one (each op writes its result
+and the next op reads it), found from the storages each dispatched op read and wrote (traffic.py).
+Compiled, what is left between inductor's kernels, from its scheduler nodes' buffers; with why it
+was not fused: inductor's own reason where its fusion log gives one, else what inductor's graph
+says (a library call, a reduction before a consumer of another shape). A buffer the call returns
+is an output, not a round trip.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from kscope.report import RoundTrip
+
+EAGER_REASON = "eager runs one op at a time: each writes its result to memory and the next reads it back"
+EAGER_HINT = "torch.compile can fuse such ops into one kernel that keeps the value in registers"
+
+
+def eager_round_trips(ops, returned: set, row_name=None) -> tuple[RoundTrip, ...]:
+    """ops: traffic.OpTraffic in the order they ran, with the storages each read and wrote;
+    returned: the storages of the call's outputs; row_name(op): the kernel row the op is part of
+    ("aten::matmul › mm"), else the op's own name."""
+    name = row_name or (lambda op: _op_name(op.op))
+    writer: dict = {}  # storage -> index of the op that wrote it last
+    consumers: dict[tuple[int, object], list[int]] = defaultdict(list)
+    for i, op in enumerate(ops):
+        for key in op.reads:
+            if key in writer and writer[key] != i and i not in consumers[writer[key], key]:
+                consumers[writer[key], key].append(i)
+        for key in op.writes:
+            writer[key] = i
+    trips = []
+    for (producer, key), readers in consumers.items():
+        if key in returned and writer.get(key) == producer:
+            continue  # the call hands it back: an output
+        involved = [ops[producer], *(ops[i] for i in readers)]
+        trips.append(
+            RoundTrip(
+                buffer="",
+                bytes=ops[producer].writes[key],
+                producer=name(ops[producer]),
+                consumers=tuple(dict.fromkeys(name(ops[i]) for i in readers)),
+                lines=tuple(sorted({op.line for op in involved if op.line is not None})),
+                reason=EAGER_REASON,
+                hint=EAGER_HINT,
+            )
+        )
+    return _named_largest_first(trips)
+
+
+def _op_name(op: str) -> str:
+    return op.replace(".", "::", 1)
+
+
+def _named_largest_first(trips: list[RoundTrip]) -> tuple[RoundTrip, ...]:
+    """tmp0, tmp1, ... in the order they were written; then the largest first."""
+    from dataclasses import replace
+
+    named = [replace(t, buffer=f"tmp{i}") for i, t in enumerate(trips)]
+    return tuple(sorted(named, key=lambda t: -(t.bytes or 0)))
+
+
+def compiled_round_trips(kernels: list, rows: dict | None, stable: dict, facts: dict | None) -> list[RoundTrip] | None:
+    """One graph's round trips. kernels: provenance.CompiledKernel; rows: its kernel_bytes (per
+    stable handle: the buffers each kernel writes and reads); facts: GraphCapture.facts(). None
+    when the rows are unknown. A buffer one loop of a C++ kernel writes and a later loop of the
+    same kernel reads (inductor put two unfused nodes in one kernel) is a round trip too."""
+    if rows is None or facts is None:
+        return None
+    entry = {k.handle: rows.get(stable[k.handle]) or {} for k in kernels}
+    producer: dict[str, tuple] = {}
+    for k in kernels:
+        for buf, nbytes in entry[k.handle].get("outputs", {}).items():
+            producer[buf] = (k, nbytes)
+    readers: dict[str, list] = defaultdict(list)
+    for k in kernels:
+        for buf in entry[k.handle].get("inputs", ()):
+            if buf in producer and k not in readers[buf]:
+                readers[buf].append(k)
+    outputs = set(facts.get("outputs", ()))
+    trips = []
+    for buf, consumers in readers.items():
+        if buf in outputs:
+            continue
+        made_by, nbytes = producer[buf]
+        reason, hint, detail = why_not_fused(buf, made_by, consumers, entry, facts.get("unfused", {}))
+        trips.append(
+            RoundTrip(
+                buffer=buf,
+                bytes=nbytes,
+                producer=made_by.name,
+                consumers=tuple(k.name for k in consumers),
+                lines=tuple(sorted({line for k in (made_by, *consumers) for line in k.lines})),
+                reason=reason,
+                hint=hint,
+                detail=detail,
+            )
+        )
+    return trips
+
+
+TEMPLATE_HINT = (
+    "inductor fuses an epilogue into a matmul only when it generates the matmul itself from a template "
+    "(torch.compile(mode=\"max-autotune\"))"
+)
+
+
+def why_not_fused(buf: str, made_by, consumers: list, entry: dict, unfused: dict[str, str]) -> tuple[str, str, str]:
+    """(reason, hint, inductor's own words) for `buf`, which `made_by` writes and `consumers` read."""
+    mine = entry[made_by.handle]
+    detail = _inductor_says(mine.get("nodes", ()), [n for k in consumers for n in entry[k.handle].get("nodes", ())], unfused)
+    if made_by.kind == "extern":
+        return (f"{made_by.name} is a library call: it runs as its own kernel and writes its whole result "
+                "before anything can use it", TEMPLATE_HINT, detail)
+    library = next((k for k in consumers if k.kind == "extern"), None)
+    if library is not None:
+        return (f"{library.name} is a library call: it reads its inputs from memory, so what feeds it "
+                "cannot be fused into it", "", detail)
+    within = "inside one C++ kernel, between two of its loops: " if made_by in consumers else ""
+    if buf in mine.get("reduced", ()):
+        return (within + "a reduction must finish before a consumer that iterates over another shape can use "
+                "its result", "", detail)
+    if detail:
+        return within + detail.split(": ", 1)[-1], "", detail
+    return within + "inductor did not fuse them and logged no reason", "", ""
+
+
+def _inductor_says(producer_nodes, consumer_nodes, unfused: dict[str, str]) -> str:
+    """Inductor's "cannot fuse X with Y: why" for a pair of the two kernels' scheduler nodes (a
+    fused node is named after its parts: "op0_op1")."""
+    for pair, text in unfused.items():
+        first, _, second = pair.partition("|")
+        if _names(first) & _names_of(producer_nodes) and _names(second) & _names_of(consumer_nodes):
+            return text
+    return ""
+
+
+def _names(node_name: str) -> set[str]:
+    return set(node_name.split("_"))
+
+
+def _names_of(nodes) -> set[str]:
+    return {part for n in nodes for part in n.split("_")}

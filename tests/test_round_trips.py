@@ -1,0 +1,87 @@
+"""Round trips: buffers one kernel writes and another reads back, on real torch (CPU), against
+sizes derived by hand from the shapes (fp32: 4 bytes an element)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import SAMPLES, line_of, write_target
+from kscope.engine.run import RunRequest, run
+from kscope.report import Report
+
+F32 = 4
+
+
+def run_file(path):
+    report = run(RunRequest(str(path), None, "cpu", calls=2))
+    assert not report.errors, report.errors
+    return report
+
+
+def test_the_seed_has_one_eager_round_trip_and_none_compiled():
+    path = SAMPLES / "add_relu.py"
+    r = run_file(path)
+    (trip,) = r.eager.round_trips
+    # a + b is written by add and read back by relu: 1,000,000 fp32 elements
+    assert (trip.buffer, trip.bytes, trip.producer, trip.consumers) == ("tmp0", 1_000_000 * F32, "aten::add",
+                                                                          ("aten::relu",))
+    assert trip.lines == (line_of(path, "return (a + b).relu()"),)
+    assert "one op at a time" in trip.reason
+    assert r.compiled.round_trips == ()
+
+
+def test_a_library_matmul_leaves_a_round_trip_into_its_epilogue():
+    path = SAMPLES / "matmul_gelu.py"  # gelu(x @ w + b), x 256x512, w 512x1024
+    r = run_file(path)
+    out = 256 * 1024 * F32
+    assert [(t.producer, t.consumers, t.bytes) for t in r.eager.round_trips] == [
+        ("aten::matmul › mm", ("aten::add",), out),
+        ("aten::add", ("aten::gelu",), out),
+    ]
+    (trip,) = r.compiled.round_trips  # addmm (bias inside) writes x @ w + b; the GELU kernel reads it back
+    assert (trip.producer, trip.consumers, trip.bytes) == ("aten::addmm", ("cpp_fused_gelu_0",), out)
+    assert "library call" in trip.reason and "max-autotune" in trip.hint
+    assert trip.lines == (line_of(path, "return F.gelu(x @ w + b)"),)
+
+
+def test_a_reduction_before_a_consumer_of_another_shape(tmp_path):
+    path = write_target(tmp_path, """
+        import torch
+
+        def norm_cols(x):
+            return x / x.sum(dim=0)
+
+        def inputs(device):
+            return (torch.randn(512, 256, device=device),)
+        """)
+    r = run_file(path)
+    (eager,) = r.eager.round_trips
+    assert (eager.producer, eager.consumers, eager.bytes) == ("aten::sum", ("aten::div",), 256 * F32)
+    # on the CPU inductor puts both loops in one C++ kernel: the column sums still go through memory
+    (trip,) = r.compiled.round_trips
+    assert trip.bytes == 256 * F32 and trip.producer == trip.consumers[0] == r.compiled.kernels[0].name
+    assert "inside one C++ kernel" in trip.reason and "reduction must finish" in trip.reason
+    assert trip.detail.startswith("cannot fuse ")  # inductor's own words, kept
+
+
+def test_what_the_call_returns_is_an_output_not_a_round_trip(tmp_path):
+    path = write_target(tmp_path, """
+        import torch
+
+        def both(a, b):
+            s = a + b
+            return s, s.relu()
+
+        def inputs(device):
+            return torch.randn(1000, device=device), torch.randn(1000, device=device)
+        """)
+    r = run_file(path)
+    assert r.eager.round_trips == () and r.compiled.round_trips == ()
+
+
+def test_round_trips_survive_the_json_round_trip():
+    r = run_file(SAMPLES / "matmul_gelu.py")
+    again = Report.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert again.eager.round_trips == r.eager.round_trips
+    assert again.compiled.round_trips == r.compiled.round_trips
+    assert r.to_dict()["compiled"]["round_trips"][0]["buffer"] == "buf0"
