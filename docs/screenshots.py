@@ -4,7 +4,8 @@
 
 kscope-120x40.svg: samples/add_relu.py after a save that added `* 2`; kscope-80x24.svg: the same
 at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (forward + backward);
-kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10² to 10⁷).
+kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10² to 10⁷);
+kscope-round-trips-120x40.svg: samples/matmul_gelu.py with the round trips tab (`t`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ REPO = DOCS.parent
 sys.path.insert(0, str(REPO))
 
 
-async def shoot(sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False) -> None:
+async def shoot(
+    sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then: str = ""
+) -> None:
+    """keys: keys that start a run each (g, n); then: keys pressed once the runs are done (tabs)."""
     from kscope.app import KscopeApp
     from kscope.session import RunSpec
 
@@ -62,6 +66,9 @@ async def shoot(sample: str, size: tuple[int, int], out: str, edit=None, keys: s
             await pilot.pause(0.5)
         else:
             await settled(pilot, runs)
+        for key in then:
+            await pilot.press(key)
+        await pilot.pause(0.3)
         app.save_screenshot(out, str(DOCS))
     app.shutdown()
     shutil.rmtree(tmp, ignore_errors=True)
@@ -76,6 +83,7 @@ SHOTS = {
     "kscope-80x24.svg": dict(sample="add_relu.py", size=(80, 24), edit=times_two),
     "kscope-backward-120x40.svg": dict(sample="train_mlp.py", size=(120, 40), keys="g"),
     "kscope-sweep-120x40.svg": dict(sample="add_relu.py", size=(120, 40), sweep=True),
+    "kscope-round-trips-120x40.svg": dict(sample="matmul_gelu.py", size=(120, 40), then="t"),
 }
 
 

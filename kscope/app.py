@@ -31,6 +31,7 @@ from kscope.widgets.help import HelpScreen
 from kscope.widgets.kernels import KernelTable
 from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
+from kscope.widgets.round_trips import RoundTripsPane
 from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
 from kscope.widgets.sweep import DEFAULT_OPTIONS, SweepPane
@@ -68,6 +69,7 @@ class KscopeApp(App):
         Binding("s", "tab('source')", "source"),
         Binding("c", "tab('code')", "code"),
         Binding("b", "tab('breaks')", "breaks"),
+        Binding("t", "tab('round-trips')", "round trips", show=False),
         Binding("o", "tab('output')", "output", show=False),
     ]
 
@@ -112,6 +114,8 @@ class KscopeApp(App):
                     yield CodePane()
                 with TabPane("graph breaks", id="breaks"):
                     yield BreaksPane()
+                with TabPane("round trips", id="round-trips"):
+                    yield RoundTripsPane()
                 with TabPane("output", id="output"):
                     yield LogPane()
                 with TabPane("sweep", id="sweep"):
@@ -194,6 +198,14 @@ class KscopeApp(App):
         if message.mode_name == "compiled":
             for code in self.query(CodePane):
                 code.show(message.kernel)
+
+    @on(RoundTripsPane.Chosen)
+    def _round_trip_chosen(self, message: RoundTripsPane.Chosen) -> None:
+        trip = message.trip
+        for table in self.query(KernelTable):
+            table.light({trip.producer, *trip.consumers} if table.mode_name == message.mode_name else set())
+        for source in self.query(SourcePane):
+            source.show(None, lit=trip.lines)
 
     @on(BreaksPane.LineChosen)
     def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
@@ -301,6 +313,7 @@ class KscopeApp(App):
         self.query_one(FusedKernels).show(report)
         self.query_one(SourcePane).show(report)
         self.query_one(BreaksPane).show(report.compiled)
+        self.query_one(RoundTripsPane).show(report)
         if not partial:
             self._show_errors(report)
 

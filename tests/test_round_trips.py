@@ -85,3 +85,33 @@ def test_round_trips_survive_the_json_round_trip():
     assert again.eager.round_trips == r.eager.round_trips
     assert again.compiled.round_trips == r.compiled.round_trips
     assert r.to_dict()["compiled"]["round_trips"][0]["buffer"] == "buf0"
+
+
+def test_choosing_a_round_trip_lights_its_rows_and_lines():
+    import asyncio
+
+    from fixed_session import article_report
+    from kscope.widgets.kernels import KernelTable
+    from kscope.widgets.round_trips import RoundTripsPane
+    from kscope.widgets.source import SourcePane
+    from test_app import _wait_for, fixed_app
+
+    app = fixed_app(article_report())
+
+    async def scenario():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _wait_for(pilot, lambda: app.good is not None, timeout=10)
+            await pilot.press("t")
+            pane = app.query_one(RoundTripsPane)
+            pane.focus()
+            await pilot.pause()
+            # compiled: none; eager: the seed's tmp0, add -> relu
+            assert "compiled: no round trip" in str(pane.get_option_at_index(0).prompt)
+            pane.highlighted = 2  # the eager heading is 1, its round trip 2
+            await pilot.press("enter")
+            await _wait_for(pilot, lambda: app.query_one("#eager-kernels", KernelTable).lit == {"aten::add", "aten::relu"},
+                            timeout=5)
+            assert app.query_one("#compiled-kernels", KernelTable).lit == set()
+            assert app.query_one(SourcePane).lit == (7,)
+
+    asyncio.run(scenario())

@@ -24,6 +24,9 @@ under `torch.profiler`, and shows what ran.
 - **code** — the C++ or Triton source inductor generated for the selected compiled kernel.
 - **graph breaks** — how many graphs, each break in plain words with its line and a hint (enter jumps to
   the line), and recompiles with the guard that failed.
+- **round trips** (`t`) — buffers one kernel writes and another reads back from memory, largest first: every
+  eager intermediate, and what compiled left, with why it was not fused; enter lights the producer and consumer
+  rows and the lines.
 - **output** — what your code printed.
 - **phases** — with `g` (or `--backward`) kscope runs backward after the target, from a gradient of ones for each
   output: kernels are tagged `fwd`, `bwd` or `opt` (an optimizer's step) and the launch counts and traffic are
@@ -43,7 +46,7 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `g` | forward ↔ forward + backward (re-runs) |
 | `n` | as written ↔ under `torch.no_grad()` (re-runs) |
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
-| `f` `s` `c` `b` `o` | fused kernels / source / code / graph breaks / output tab |
+| `f` `s` `c` `b` `t` `o` | fused kernels / source / code / graph breaks / round trips / output tab |
 | `tab` / `shift+tab` | move between panes |
 | `ctrl+p` | command palette (themes, …) |
 | `?` | this help |

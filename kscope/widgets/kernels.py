@@ -38,6 +38,8 @@ class KernelTable(Vertical):
         self.previous: ModeResult | None = None
         self.peak: float | None = None
         self.name_width = COLUMNS[0][1]
+        self.lit: set[str] = set()
+        """Kernel names shown lit (a chosen round trip's producer and consumers)."""
 
     def compose(self) -> ComposeResult:
         self.border_title = f"{self.mode_name} kernels"
@@ -65,6 +67,8 @@ class KernelTable(Vertical):
                 ("★ " if r.fused else "") + short_name(r.name, self.name_width - 2 - len(tag)),
                 style="bold green" if r.fused else "",
             )
+            if r.name in self.lit:
+                name.stylize("reverse")
             launches = Text(r.launches) if not r.change else Text(
                 f"{r.launches} new" if r.change == "new" else r.change, style="bold yellow"
             )
@@ -79,6 +83,13 @@ class KernelTable(Vertical):
         if self.border_subtitle != subtitle:
             self.border_subtitle = subtitle
         self._show_detail(table.cursor_row)
+
+    def light(self, names: set[str]) -> None:
+        """Show these kernels' rows lit (none: an empty set)."""
+        if names != self.lit:
+            self.lit = names
+            if self.mode is not None:
+                self.show(self.mode, self.previous, peak=self.peak)
 
     def on_resize(self) -> None:
         """Give the kernel name whatever width the other columns leave."""
