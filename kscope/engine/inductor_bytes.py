@@ -153,7 +153,8 @@ def _buffer_bytes(buf) -> int:
     from torch._inductor import ir
     from torch._inductor.utils import get_dtype_size
 
-    if not isinstance(buf, ir.Buffer) or isinstance(buf.get_layout(), (ir.NoneLayout, ir.MultiOutputLayout)):
+    # `layout`, not get_layout(): a multi-output call's buffer raises on get_layout()
+    if not isinstance(buf, ir.Buffer) or isinstance(getattr(buf, "layout", None), (ir.NoneLayout, ir.MultiOutputLayout)):
         return 0
     return _hint(buf.get_numel()) * get_dtype_size(buf.get_dtype())
 
