@@ -210,7 +210,7 @@ def round_trips_table(trips) -> Table:
         why = Text(t.reason)
         if t.hint:
             why.append(f"\nhint: {t.hint}", style="italic")
-        table.add_row(t.buffer, fmt_bytes(t.bytes), f"{t.producer} → {', '.join(t.consumers)}",
+        table.add_row(t.buffer + (f" ×{t.count}" if t.count > 1 else ""), fmt_bytes(t.bytes), f"{t.producer} → {', '.join(t.consumers)}",
                       ", ".join(map(str, t.lines)), why)
     return table
 

@@ -81,6 +81,9 @@ class RoundTrip:
     hint: str = ""
     detail: str = ""
     """Inductor's own words, where its scheduler gave a reason ("cannot fuse op0 with op2: ...")."""
+    count: int = 1
+    """How many such buffers (same producer, consumers, lines and reason): a loop of 5,000 adds is
+    one entry of 4,999; `bytes` is all of them, `buffer` the first."""
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,7 @@ def round_trips_text(mode: ModeResult | None) -> str:
     if not mode.round_trips:
         return "0"
     total = sum(t.bytes or 0 for t in mode.round_trips)
-    return f"{len(mode.round_trips)} ({fmt_bytes(total)})"
+    return f"{sum(t.count for t in mode.round_trips)} ({fmt_bytes(total)})"
 
 
 def round_trips_line(report: Report | None) -> str:

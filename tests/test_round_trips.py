@@ -115,3 +115,21 @@ def test_choosing_a_round_trip_lights_its_rows_and_lines():
             assert app.query_one(SourcePane).lit == (7,)
 
     asyncio.run(scenario())
+
+
+def test_alike_round_trips_are_one_entry_with_a_count(tmp_path):
+    path = write_target(tmp_path, """
+        import torch
+
+        def chain(a):
+            for _ in range(100):
+                a = a + 1
+            return a
+
+        def inputs(device):
+            return (torch.randn(1000, device=device),)
+        """)
+    r = run_file(path)
+    (trip,) = r.eager.round_trips  # 99 intermediates, each written by one add and read by the next
+    assert (trip.count, trip.bytes, trip.buffer) == (99, 99 * 1000 * F32, "tmp0")
+    assert r.compiled.round_trips == ()

@@ -28,7 +28,7 @@ from kscope.engine.provenance import (
     stable_handles,
     user_name,
 )
-from kscope.engine.round_trips import compiled_round_trips
+from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.engine.source_key import SourceKeys
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
@@ -377,7 +377,7 @@ def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, ran: dict, s
         if found is None:
             return None
         trips += found
-    return tuple(sorted(trips, key=lambda t: -(t.bytes or 0)))
+    return grouped(trips)
 
 
 def _first_of_each_owner(launches: list[Launch]) -> int:

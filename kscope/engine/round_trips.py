@@ -56,11 +56,27 @@ def _op_name(op: str) -> str:
 
 
 def _named_largest_first(trips: list[RoundTrip]) -> tuple[RoundTrip, ...]:
-    """tmp0, tmp1, ... in the order they were written; then the largest first."""
+    """tmp0, tmp1, ... in the order they were written; alike ones grouped; the largest first."""
     from dataclasses import replace
 
-    named = [replace(t, buffer=f"tmp{i}") for i, t in enumerate(trips)]
-    return tuple(sorted(named, key=lambda t: -(t.bytes or 0)))
+    return grouped([replace(t, buffer=f"tmp{i}") for i, t in enumerate(trips)])
+
+
+def grouped(trips: list[RoundTrip]) -> tuple[RoundTrip, ...]:
+    """One entry per producer, consumers, lines and reason (`count` of them, their bytes summed,
+    named after the first), the largest first: a Report stays small whatever the loop."""
+    from dataclasses import replace
+
+    groups: dict[tuple, RoundTrip] = {}
+    for t in trips:
+        key = (t.producer, t.consumers, t.lines, t.reason)
+        seen = groups.get(key)
+        if seen is None:
+            groups[key] = t
+        else:
+            both = None if seen.bytes is None or t.bytes is None else seen.bytes + t.bytes
+            groups[key] = replace(seen, bytes=both, count=seen.count + t.count)
+    return tuple(sorted(groups.values(), key=lambda t: -(t.bytes or 0)))
 
 
 def compiled_round_trips(kernels: list, rows: dict | None, stable: dict, facts: dict | None) -> list[RoundTrip] | None:

@@ -37,8 +37,8 @@ class RoundTripsPane(OptionList):
             elif not trips:
                 head.append("no round trip: every intermediate stays inside a kernel", style="green")
             else:
-                total = sum(t.bytes or 0 for t in trips)
-                head.append(f"{len(trips)} round trip{'s' if len(trips) != 1 else ''}, {fmt_bytes(total)} "
+                total, count = sum(t.bytes or 0 for t in trips), sum(t.count for t in trips)
+                head.append(f"{count} round trip{'s' if count != 1 else ''}, {fmt_bytes(total)} "
                             "written and read back")
             self.add_option(Option(head, disabled=True))
             for trip in trips or ():
@@ -53,7 +53,7 @@ class RoundTripsPane(OptionList):
 
 def trip_text(trip: RoundTrip) -> Text:
     """"buf0 1.0 MB aten::addmm → cpp_fused_gelu_0 (line 12)", then why and the hint."""
-    text = Text(f"{trip.buffer} ", style="bold")
+    text = Text(f"{trip.buffer} " + (f"and {trip.count - 1} more like it " if trip.count > 1 else ""), style="bold")
     text.append(f"{fmt_bytes(trip.bytes)}  ", style="bold yellow")
     text.append(f"{trip.producer} → {', '.join(trip.consumers)}")
     if trip.lines:
