@@ -6,7 +6,7 @@ import os
 import time
 
 from kscope.report import Report, RunError
-from kscope.worker_client import Worker, WorkerDied
+from kscope.worker_client import Worker, WorkerDied, sweep_request
 
 
 def run_once(
@@ -58,12 +58,6 @@ def run_once(
         # Nothing is left to save (inductor's caches and kscope's store are written during the
         # run), and a torch process takes ~0.9 s to tear itself down: kill it instead.
         worker.kill()
-
-
-def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
-    """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
-    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold")}
-    return {"type": "sweep", "file": file, "target": target, "device": device, **sweep, **grad}
 
 
 def _with_error(report: Report, error: RunError) -> Report:

@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kscope.once import sweep_request
 from kscope.report import Report, RunError
-from kscope.worker_client import Worker, WorkerDied, describe_exit, has_answered, set_priority
+from kscope.worker_client import Worker, WorkerDied, describe_exit, has_answered, set_priority, sweep_request
 
 POLL_S = 0.05
 SHOWN_POLL_S = 0.005

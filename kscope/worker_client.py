@@ -179,3 +179,9 @@ def set_priority(worker: Worker, nice: int) -> None:
             os.setpriority(os.PRIO_PROCESS, tid, nice)
         except OSError:
             pass  # raising priority back needs privileges; a slower worker is still correct
+
+
+def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
+    """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
+    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold")}
+    return {"type": "sweep", "file": file, "target": target, "device": device, **sweep, **grad}

@@ -85,13 +85,13 @@ def run(
         target = prepare(path, request.target, device, request.n)
         target.step = step_for(request.backward, request.no_grad, target)
     except TargetError as e:
-        return _done(report, start, _target_error(e, path))
+        return finished(report, start, target_error(e, path))
     except InputsFailed as e:
-        return _done(report, start, user_error("inputs", e.__cause__, path))
+        return finished(report, start, user_error("inputs", e.__cause__, path))
     except BaseException as e:  # the user's module raised while loading
         if isinstance(e, KeyboardInterrupt):
             raise
-        return _done(report, start, user_error("load", e, path))
+        return finished(report, start, user_error("load", e, path))
 
     largest = max((a.nbytes for a in target.args if isinstance(a, torch.Tensor)), default=0)
     peak, peak_source = peak_bandwidth(device)
@@ -109,9 +109,9 @@ def run(
     try:
         eager = run_eager(target, device, request.calls, path)
     except TargetError as e:
-        return _done(report, start, _target_error(e, path))
+        return finished(report, start, target_error(e, path))
     except Exception as e:
-        return _done(report, start, user_error("eager", e, path))
+        return finished(report, start, user_error("eager", e, path))
     report = replace(report, eager=eager.result, notes=report.notes + eager.notes)
     if isinstance(target.step, BackwardStep):
         report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
@@ -131,9 +131,9 @@ def run(
         report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
         timed = compiled.timing
     except CompileFailed as e:
-        return _done(report, start, user_error("compile", e.__cause__ or e, path))
+        return finished(report, start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
-        return _done(report, start, user_error("compiled", e, path))
+        return finished(report, start, user_error("compiled", e, path))
     saved = report.compiled.bytes_saved
     if saved and report.backward is None and report.eager.phase("backward") is None:
         # a forward alone (a target that runs its own backward needs grad mode: no --no-grad hint)
@@ -144,15 +144,15 @@ def run(
     e_mode = retimed(report.eager, timed.eager_kernel, timed.eager_call)
     c_mode = retimed(report.compiled, timed.compiled_kernel, timed.compiled_call)
     report = replace(report, eager=e_mode, compiled=c_mode, speedup=speedup(timed))
-    return _done(report, start)
+    return finished(report, start)
 
 
-def _target_error(e: TargetError, path: str) -> RunError:
+def target_error(e: TargetError, path: str) -> RunError:
     """A problem with the file or target (or --backward on it), said in kscope's one line."""
     return RunError(e.stage, "TargetError", e.message, path, e.line)
 
 
-def _done(report: Report, start: float, error: RunError | None = None) -> Report:
+def finished(report: Report, start: float, error: RunError | None = None) -> Report:
     errors = report.errors + ((error,) if error else ())
     return replace(report, errors=errors, wall_s=time.perf_counter() - start)
 

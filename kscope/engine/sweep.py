@@ -30,11 +30,11 @@ from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor_capture import TrafficStore, configure_inductor
-from kscope.engine.run import _target_error, device_name, pick_device, user_error
+from kscope.engine.run import device_name, finished, pick_device, target_error, user_error
 from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs, prepare
 from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
 from kscope.engine.variants import variant
-from kscope.report import ModeResult, Report, RunError
+from kscope.report import ModeResult, Report
 from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
 DEFAULT_BUDGET_S = 60.0
@@ -101,11 +101,11 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
             raise TargetError("inputs", problem)
         target.step = step_for(request.backward, request.no_grad, target)
     except TargetError as e:
-        return _finish(report, start, _target_error(e, path))
+        return finished(report, start, target_error(e, path))
     except InputsFailed as e:
-        return _finish(report, start, user_error("inputs", e.__cause__, path))
+        return finished(report, start, user_error("inputs", e.__cause__, path))
     except Exception as e:
-        return _finish(report, start, user_error("load", e, path))
+        return finished(report, start, user_error("load", e, path))
     peak, peak_source = peak_bandwidth(device)
     sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
@@ -150,7 +150,7 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
             if on_point is not None and i + 1 < len(sizes):
                 on_point(_stamped(report, start))
         target.args = target.step = None
-    return _finish(replace(report, sweep=sweep), start, error)
+    return finished(replace(report, sweep=sweep), start, error)
 
 
 class _SizeFailed(Exception):
@@ -295,8 +295,3 @@ def _too_long(sweep: Sweep, n: int, elapsed: float) -> str | None:
 
 def _stamped(report: Report, start: float) -> Report:
     return replace(report, wall_s=time.perf_counter() - start)
-
-
-def _finish(report: Report, start: float, error: RunError | None) -> Report:
-    errors = report.errors + ((error,) if error else ())
-    return replace(report, errors=errors, wall_s=time.perf_counter() - start)
