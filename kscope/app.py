@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from kscope.report import Report
+from kscope.report_compile import CompileOptions
 from kscope.session import LiveSession, RunSpec, SessionEvent
 from kscope.watch import FileWatcher
 from kscope.widgets.breaks import BreaksPane
@@ -62,6 +63,7 @@ class KscopeApp(App):
         Binding("g", "grad('backward')", "fwd+bwd"),
         Binding("n", "grad('no_grad')", "no_grad", show=False),
         Binding("z", "sweep", "sweep"),
+        Binding("m", "mode", "mode"),
         Binding("q", "quit", "quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
@@ -161,6 +163,15 @@ class KscopeApp(App):
         self.spec = replace(self.spec, backward=on and switch == "backward", no_grad=on and switch == "no_grad")
         self.session.spec = self.spec
         self.good = self.before = None
+        self._latest(self.session.request_run(coalesce=False))
+        self._refresh_status()
+
+    def action_mode(self) -> None:
+        """m: the next torch.compile mode (default, reduce-overhead, max-autotune, ...), re-run at
+        once. The Δ lines compare with the run before: switching reads as an A/B."""
+        options = CompileOptions.from_dict(self.spec.compile).next_mode()
+        self.spec = replace(self.spec, compile=options.to_dict())
+        self.session.spec = self.spec
         self._latest(self.session.request_run(coalesce=False))
         self._refresh_status()
 
@@ -355,6 +366,7 @@ class KscopeApp(App):
                 and not state.startswith("sweep")):
             state += f" (compile {compiled.compile_s:.2f} s)"
         device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
+        mode = CompileOptions.from_dict(self.spec.compile).label()
         self.query_one(StatusLine).show(
             file=self.spec.file,
             target=(r.target if r and r.target else self.spec.target) or "",
@@ -365,12 +377,13 @@ class KscopeApp(App):
             stale=self.stale,
             breaks=len(compiled.graph_breaks) if compiled else 0,
             grad="fwd+bwd" if self.spec.backward else "no_grad" if self.spec.no_grad else "",
+            mode=mode if mode != "default" else "",
         )
 
 
 def run_app(
     path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
-    **switches: bool,
+    **switches,
 ) -> int:
     spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches)
     app = KscopeApp(spec, sweep_at_start=sweep is not None)

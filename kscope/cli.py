@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+
+from kscope.report_compile import MODES, CompileOptions
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT_S = 60.0
@@ -39,6 +42,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--backward", action="store_true", help="run backward after the target too: forward and backward kernels"
     )
     grad.add_argument("--no-grad", action="store_true", help="run the target under torch.no_grad(): the inference graph")
+    compiling = parser.add_argument_group("torch.compile")
+    compiling.add_argument(
+        "--mode", choices=MODES, default="default", help="torch.compile's mode (the app's key m steps through them)"
+    )
+    dynamic = compiling.add_mutually_exclusive_group()
+    dynamic.add_argument("--dynamic", dest="dynamic", action="store_const", const=True, help="torch.compile(dynamic=True)")
+    dynamic.add_argument(
+        "--no-dynamic", dest="dynamic", action="store_const", const=False, help="torch.compile(dynamic=False)"
+    )
+    compiling.add_argument("--fullgraph", action="store_true", help="torch.compile(fullgraph=True): a graph break is an error")
+    compiling.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE",
+        help="an inductor config option (torch._inductor.config), e.g. freezing=True; repeatable",
+    )
     sweep = parser.add_argument_group("size sweep")
     sweep.add_argument(
         "--sweep", action="store_true",
@@ -80,9 +97,26 @@ def sweep_options(args: argparse.Namespace) -> dict | None:
     return {"sizes": list(args.sizes) if args.sizes else None, "budget_s": args.sweep_budget, "static": args.sweep_static}
 
 
-def switches(args: argparse.Namespace) -> dict[str, bool]:
-    """The run's switches, as the worker's RunRequest names them."""
-    return {"cold": args.cold, "backward": args.backward, "no_grad": args.no_grad}
+def switches(args: argparse.Namespace) -> dict:
+    """The run's switches and compile options, as the worker's RunRequest names them."""
+    return {"cold": args.cold, "backward": args.backward, "no_grad": args.no_grad, "compile": args.compile}
+
+
+def compile_options(args: argparse.Namespace) -> dict | str:
+    """The Report's compile_options from the flags; or, for an option inductor does not have (or
+    a value of the wrong type), the one line to print. Option names are checked by inductor's own
+    config, in a short child process: this process imports no torch."""
+    options: dict = {}
+    if args.option:
+        check = subprocess.run(
+            [sys.executable, "-W", "ignore", "-m", "kscope.engine.compile_modes", *args.option],
+            capture_output=True, text=True,
+        )
+        if check.returncode != 0:
+            lines = check.stderr.strip().splitlines()
+            return next((x for x in lines if x.startswith("kscope: ")), lines[-1] if lines else "kscope: --option failed")
+        options = json.loads(check.stdout)
+    return CompileOptions(args.mode, args.dynamic, args.fullgraph, options).to_dict()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"kscope: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    chosen = compile_options(args)
+    if isinstance(chosen, str):
+        print(chosen, file=sys.stderr)
+        return EXIT_USAGE
+    args.compile = chosen
     if args.once:
         return run_once_cli(path, name, args)
     from kscope.app import run_app  # textual is imported only for the live app

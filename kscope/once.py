@@ -17,11 +17,11 @@ def run_once(
     calls: int,
     stdout=None,
     sweep: dict | None = None,
-    **options: bool,
+    **options,
 ) -> Report:
     """Run in a worker whose output goes to `stdout` (kscope's stderr for --json). A run past
     `timeout` seconds (not counting torch's start-up) is stopped and reported. `options`: the
-    RunRequest's switches (cold, backward, no_grad). `sweep`: a size sweep's fields (cli.sweep_options)
+    RunRequest's switches (cold, backward, no_grad) and compile options. `sweep`: a size sweep's fields (cli.sweep_options)
     instead of one run; it may take its budget more than the timeout."""
     worker = Worker(stdout=stdout, stderr=stdout)
     worker.start()

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
-from kscope.view import call_text, fmt_us, round_trips_line, transfers_text
+from kscope.view import autotune_lines, call_text, fmt_us, mode_label, round_trips_line, transfers_text
 
 
 def short_name(name: str, width: int = 48) -> str:
@@ -91,6 +91,8 @@ def header(report: Report) -> Text:
         text.append(f": backward from {report.backward.loss}; gradients of {', '.join(report.backward.grads_of)}")
     elif report.no_grad:
         text.append("\nunder torch.no_grad()", style="bold magenta")
+    if mode_label(report):
+        text.append(f"\ntorch.compile: {mode_label(report)}", style="bold magenta")
     return text
 
 
@@ -195,6 +197,10 @@ def compile_line(mode: ModeResult) -> Text:
         text.append(f", {len(mode.graph_breaks)} graph break(s):", style="bold yellow")
         for b in mode.graph_breaks:
             text.append(f"\n  line {b.line}: {b.reason}", style="yellow")
+    if mode.cuda_graphs is not None:
+        text.append(f"\n{mode.cuda_graphs.line()}", style="yellow" if mode.cuda_graphs.skipped else "")
+    for line in autotune_lines(mode):
+        text.append(f"\n{line}")
     return text
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA = 5
+SCHEMA = 6
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -17,7 +17,10 @@ to read; each mode has per-phase totals; the Report says how backward was run (`
 whether grad mode was off (`no_grad`).
 4: a size sweep (--sweep) is a Report with `sweep` set (and no eager or compiled half).
 5: each mode lists its round trips (buffers one kernel writes and another reads back) and why
-compiled ones were not fused."""
+compiled ones were not fused.
+6: the Report says how the target was compiled (`compile_options`: mode, dynamic, fullgraph,
+inductor options); the compiled mode lists max-autotune's choices (`autotune`) and what CUDA
+graphs did (`cuda_graphs`)."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -196,6 +199,10 @@ class ModeResult(Traffic):
     round_trips: tuple[RoundTrip, ...] | None = None
     """Buffers one kernel writes and another reads back, largest first; None when unknown (a
     Report from before schema 5)."""
+    autotune: tuple[Any, ...] = ()
+    """report_compile.Autotune: each op max-autotune timed candidates for, in the graphs that ran."""
+    cuda_graphs: Any = None
+    """report_compile.CudaGraphs, when the mode asks for CUDA graphs; None otherwise."""
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:
@@ -278,6 +285,8 @@ class Report:
     """The target ran under torch.no_grad() (--no-grad): the inference graph."""
     sweep: Any = None
     """A size sweep (kscope.report_sweep.Sweep), for a --sweep run; None otherwise."""
+    compile_options: Any = None
+    """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
     schema: int = SCHEMA
 
     @property

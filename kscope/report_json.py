@@ -17,6 +17,7 @@ from kscope.report import (
     RunError,
     Speedup,
 )
+from kscope.report_compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report_sweep import sweep_from_dict, sweep_to_dict
 
 
@@ -53,6 +54,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "target_lines": list(r.target_lines) if r.target_lines else None,
         "source": r.source,
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
+        "compile_options": None if r.compile_options is None else r.compile_options.to_dict(),
     }
 
 
@@ -77,6 +79,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         backward=Backward(d["backward"]["loss"], tuple(d["backward"]["grads_of"])) if d.get("backward") else None,
         no_grad=d.get("no_grad", False),
         sweep=sweep_from_dict(d.get("sweep")),
+        compile_options=None if d.get("compile_options") is None else CompileOptions.from_dict(d["compile_options"]),
         schema=d.get("schema", SCHEMA),
     )
 
@@ -120,6 +123,8 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
         out["graphs"] = m.graphs
         out["graph_breaks"] = [dataclasses.asdict(b) for b in m.graph_breaks]
         out["recompiles"] = [dataclasses.asdict(r) for r in m.recompiles]
+        out["autotune"] = [a.to_dict() for a in m.autotune]
+        out["cuda_graphs"] = None if m.cuda_graphs is None else m.cuda_graphs.to_dict()
     return out
 
 
@@ -203,4 +208,6 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
             RoundTrip(**{**t, "consumers": tuple(t["consumers"]), "lines": tuple(t["lines"])})
             for t in d.get("round_trips", ())
         ),
+        autotune=tuple(Autotune.from_dict(a) for a in d.get("autotune", ())),
+        cuda_graphs=CudaGraphs.from_dict(d.get("cuda_graphs")),
     )

@@ -63,6 +63,8 @@ class RunSpec:
     """Run backward after the target (forward + backward kernels)."""
     no_grad: bool = False
     """Run the target under torch.no_grad() (the inference graph)."""
+    compile: dict | None = None
+    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
     sweep: dict | None = None
     """The sweep's options (sizes, budget_s, static) from the command line, for `z`; None: defaults."""
 
@@ -323,7 +325,7 @@ class LiveSession:
         timeout = spec.timeout + (sweep["budget_s"] if sweep else 0)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
-            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad}
+            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile}
             request_id = worker.send(
                 sweep_request(spec.file, spec.target, spec.device, sweep, switches)
                 if sweep

@@ -192,3 +192,35 @@ def round_trips_line(report: Report | None) -> str:
     if report is None or report.eager is None:
         return ""
     return f"round trips: eager {round_trips_text(report.eager)} → compiled {round_trips_text(report.compiled)}"
+
+
+def mode_label(report: Report | None) -> str:
+    """"max-autotune · freezing=True": how the compiled half was compiled; "" for torch.compile's
+    defaults (or a Report that does not say)."""
+    options = report.compile_options if report is not None else None
+    if options is None:
+        return ""
+    label = options.label()
+    return "" if label == "default" else label
+
+
+def autotune_lines(mode: ModeResult | None) -> list[str]:
+    """"autotune packed_linear (256x512, …): _mkl_linear 2.327 ms, over cpp_CppMicroGemmFP32Vec_0
+    3.092 ms": each op max-autotune chose for, with inductor's own timings."""
+    lines = []
+    for tuned in mode.autotune if mode is not None else ():
+        won = tuned.winner
+        if won is None:
+            continue
+        timed = lambda c: f"{c.name} {c.ms:.3f} ms" if c.ms is not None else f"{c.name} (failed)"  # noqa: E731
+        others = ", ".join(timed(c) for c in tuned.choices[1:4]) + (", …" if len(tuned.choices) > 4 else "")
+        lines.append(f"autotune {tuned.op} ({tuned.sizes}): chose {timed(won)}" + (f" over {others}" if others else ""))
+    return lines
+
+
+def mode_change(before: Report, now: Report | None) -> str:
+    """"default→max-autotune" when the two runs were compiled in different modes; "" otherwise."""
+    a, b = before.compile_options, now.compile_options if now is not None else None
+    if a is None or b is None or a.mode == b.mode:
+        return ""
+    return f"{a.mode}→{b.mode}"

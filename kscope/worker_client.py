@@ -183,5 +183,5 @@ def set_priority(worker: Worker, nice: int) -> None:
 
 def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
     """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
-    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold")}
+    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold", "compile")}
     return {"type": "sweep", "file": file, "target": target, "device": device, **sweep, **grad}

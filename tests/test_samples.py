@@ -201,11 +201,23 @@ def check_softmax_wide(r, path, inputs):
     assert variant(kernel.name, kernel.code) in ("serial", "parallel", "reduction split across threads")
 
 
+def check_linear_frozen(r, path, inputs):
+    # frozen weights: MKL's packed linear (a library call), then one generated kernel: bias + GELU
+    (x,) = inputs
+    assert r.compile_options.options == {"freezing": True}
+    assert [k.kind for k in r.compiled.kernels] == ["extern", "kernel"]
+    assert r.compiled.kernels[0].name == "mkl::_mkl_linear"
+    assert {"addmm", "gelu"} <= fused_ops(r.compiled.kernels[1])
+    (trip,) = r.compiled.round_trips  # the matmul's output, read back by the GELU kernel
+    assert trip.bytes == x.shape[0] * 1024 * x.element_size()
+
+
 CLAIMS = {
     "add_relu.py": check_add_relu,
     "chain.py": check_chain,
     "graph_break.py": check_graph_break,
     "layer_norm.py": check_layer_norm,
+    "linear_frozen.py": check_linear_frozen,
     "matmul_gelu.py": check_matmul_gelu,
     "reduction.py": check_reduction,
     "softmax.py": check_softmax,
@@ -213,7 +225,10 @@ CLAIMS = {
     "train_mlp.py": check_train_mlp,
     "train_step.py": check_train_step,
 }
-SWITCHES = {"train_mlp.py": {"backward": True}}
+SWITCHES = {
+    "train_mlp.py": {"backward": True},
+    "linear_frozen.py": {"no_grad": True, "compile": {"options": {"freezing": True}}},
+}
 """Samples meant to be run with a switch (their docstring says which)."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from kscope.engine.breaks import plain_break
+from kscope.engine.compile_modes import applied, autotune_of, cuda_graphs_of, cudagraph_skips
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.inductor_capture import (
     Capture,
@@ -26,6 +27,7 @@ from kscope.engine.provenance import (
     compiled_kernels,
     same_file,
     stable_handles,
+    template_labels,
     user_name,
 )
 from kscope.engine.round_trips import compiled_round_trips, grouped
@@ -33,6 +35,7 @@ from kscope.engine.source_key import SourceKeys
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
 from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
+from kscope.report_compile import CompileOptions
 
 WARMUP_CALLS = 2
 FACTS = "-facts"
@@ -87,6 +90,14 @@ class _RecordingBackend:
         with self.keys.forward(gm):
             return compile_fx(gm, example_inputs)
 
+    def reset(self) -> None:
+        """torch._dynamo.reset() calls this: free what reduce-overhead's CUDA graphs hold, as
+        torch's own inductor backend does."""
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            from torch._inductor.cudagraph_trees import reset_cudagraph_trees
+
+            reset_cudagraph_trees()
+
 
 _OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
 
@@ -112,6 +123,7 @@ def run_compiled(
     eager: EagerRun,
     time_it: Callable[[Callable[[], object], float], Timed],
     reuse: KeptCompile | None = None,
+    options: CompileOptions | None = None,
 ) -> CompiledRun:
     """The compiled ModeResult, notes about it, and the timing of both modes. `eager` gives bytes
     to launches that ran outside any compiled graph (code dynamo left to run eagerly): the same
@@ -119,15 +131,17 @@ def run_compiled(
     in both modes. time_it(call, seconds one call took) times eager against compiled: its first
     profiled rounds are also what the compiled rows are made of (no profile of its own). `reuse`:
     a torch.compile kept from an earlier run (a sweep's previous size), which recompiles only when
-    its guards fail, as the user's own would; by default, a fresh one."""
+    its guards fail, as the user's own would; by default, a fresh one. `options`: torch.compile's
+    mode and options (a kept compile has its own)."""
     if reuse is None:
         torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
-        reuse = KeptCompile(target.fn, user_file)
-    backend = reuse.backend
+        reuse = KeptCompile(target.fn, user_file, options or CompileOptions())
+    backend, options = reuse.backend, reuse.options
     call = target.runner(reuse.compiled)
 
     # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
-    with capture_inductor() as fresh, backend.keys.backward():
+    skips_before = cudagraph_skips()
+    with applied(options), capture_inductor() as fresh, backend.keys.backward():
         start = time.perf_counter()
         try:
             call()
@@ -141,6 +155,9 @@ def run_compiled(
             synchronize(device)
         timing = time_it(call, (time.perf_counter() - warm) / WARMUP_CALLS)
     timed = timing.trace.only("c")
+    for launch in timed.launches:  # a C++ template's kernel is known by its Python name
+        launch.name = next((ts[launch.name] for g in reuse.graphs + list(fresh)
+                            if (ts := template_labels(g.code)) and launch.name in ts), launch.name)
     calls = sum(1 for label in timing.labels if label.startswith("c"))
 
     source, notes = _fill_bytes(fresh, store, target, device)
@@ -166,11 +183,17 @@ def run_compiled(
     ]
     phases = [_graph_phase(g, backend) for g in graphs]
     kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, eager.per_launch, phases)
+    ran = _launch_graphs(timed, graphs, kernels_of)
+    facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)
+             for i in sorted({g for g in ran.values() if g is not None})}
     if unknown:
         notes.append(
             f"compiled: bytes unknown for {', '.join(unknown)}: "
             "not a kernel of a graph inductor logged, nor an op kscope saw run eagerly"
         )
+    graphed = cuda_graphs_of(options, device, timed, calls, fresh.cudagraph_skips, cudagraph_skips() - skips_before)
+    if graphed is not None and graphed.skipped:
+        notes.append(f"compiled ({options.mode}): {graphed.line()}")
     result = ModeResult(
         launches=len(timed.launches) / calls,
         bytes_read=total(k.bytes_read for k in kernels),
@@ -185,7 +208,9 @@ def run_compiled(
         graph_breaks=tuple(backend.breaks),
         recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
         traffic_source=source,
-        round_trips=_round_trips(graphs, kernels_of, bytes_of, _launch_graphs(timed, graphs, kernels_of), store),
+        round_trips=_round_trips(graphs, kernels_of, bytes_of, facts),
+        autotune=autotune_of(facts.values()),
+        cuda_graphs=graphed,
     )
     return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
 
@@ -199,9 +224,12 @@ def _graph_phase(g: GraphCapture, backend: _RecordingBackend) -> str:
 class KeptCompile:
     """One torch.compile of the target and the graphs it compiled so far, kept across runs."""
 
-    def __init__(self, fn, user_file: str):
+    def __init__(self, fn, user_file: str, options: CompileOptions | None = None):
+        self.options = options or CompileOptions()
         self.backend = _RecordingBackend(user_file)
-        self.compiled = torch.compile(fn, backend=self.backend)
+        self.compiled = torch.compile(
+            fn, backend=self.backend, dynamic=self.options.dynamic, fullgraph=self.options.fullgraph
+        )
         self.graphs: list[GraphCapture] = []
 
 
@@ -367,13 +395,12 @@ def _launch_graphs(timed: TraceSummary, graphs: Capture, kernels_of: list) -> di
     return {where: _graph_of_call(*where, names, graphs, kernels_of) for where, names in names_under.items()}
 
 
-def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, ran: dict, store: TrafficStore):
-    """The round trips of the graphs that ran, largest first; None when one graph's are unknown."""
+def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, dict | None]):
+    """The round trips of the graphs that ran (their indexes: `facts`' keys), largest first; None
+    when one graph's are unknown."""
     trips = []
-    for i in sorted({g for g in ran.values() if g is not None}):
-        g = graphs[i]
-        facts = g.facts() if g.nodes is not None else store.get(g.code_hash + FACTS)
-        found = compiled_round_trips(kernels_of[i], bytes_of[i], stable_handles(g.provenance), facts)
+    for i, known in facts.items():
+        found = compiled_round_trips(kernels_of[i], bytes_of[i], stable_handles(graphs[i].provenance), known)
         if found is None:
             return None
         trips += found

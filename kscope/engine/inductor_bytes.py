@@ -10,11 +10,12 @@ does two things inductor's log does not:
   each scheduler node and walks nodes and kernels in the order inductor generated them, so two
   `mm` calls, or an `mm` whose input came from a ReLU, each land on their own row. (On the CPU
   several scheduler nodes can share one C++ kernel: they add up.)
-- It corrects two counts. Gathers: for an indirect load (`table[idx]`, an embedding) inside a
+- It corrects three counts. Gathers: for an indirect load (`table[idx]`, an embedding) inside a
   fused node inductor counts the whole table; kscope counts the elements the loop loads, one per
   iteration of the node that loads it, repeats included. Unused outputs: a library call writes all
   its outputs (attention's log-sum-exp, sort's indices) though inductor counts only the ones the
-  graph uses.
+  graph uses. Constants: a parameter frozen into the graph (`freezing=True`) is a constant, which
+  inductor leaves out of its count, though the kernel reads it at every call.
 - It says what a kernel that only copies does (a load and a store per element, nothing else):
   which inputs it copies and into which layout, and why when inductor's graph tells (its layout
   optimisation for convolutions).
@@ -28,6 +29,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+
+import torch
 
 _TMP = re.compile(r"\btmp\d+\b")
 
@@ -121,6 +124,15 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
         if gathered is not None and gathered != inductor_count:
             out.corrections.append({"rule": "gather", "buffer": name, "inductor": inductor_count, "kscope": gathered})
             out.read += gathered - inductor_count
+    fallback = _fallback_only(node.node) if kind == "extern" else set()
+    for name in sorted(out.inputs):
+        # Inductor counts no bytes for a constant (a parameter frozen by freezing=True), though the
+        # kernel reads it at every call: kscope counts it.
+        const = getattr(V.graph, "constants", {}).get(name)
+        if name not in reads and name not in fallback and isinstance(const, torch.Tensor):
+            nbytes = const.numel() * const.element_size()
+            out.corrections.append({"rule": "constant", "buffer": name, "inductor": 0, "kscope": nbytes})
+            out.read += nbytes
     if kind == "extern" and isinstance(node.node, ir.FallbackKernel):
         every = sum(_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None)))
         if every > written:
@@ -133,6 +145,18 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
         if out.layout == "channels-last" and getattr(V.graph, "layout_opt", False):
             out.why = "inductor's layout optimisation: convolutions run faster channels-last"
     return out
+
+
+def _fallback_only(extern) -> set[str]:
+    """Inputs a library call is handed but reads only on a path not taken: mkl's packed linear gets
+    the original weight too, for a batch size other than the one it packed for (which inductor
+    packs for the size it compiled)."""
+    try:
+        if "_mkl_linear" in str(getattr(extern, "python_kernel_name", "")):
+            return {extern.inputs[2].get_name()}
+    except Exception:
+        pass
+    return set()
 
 
 def _only_copies(snode) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from kscope.engine.autotune import autotune_timings
 from kscope.engine.inductor_bytes import (
     NodeBytes,
     assign_to_kernels,
@@ -43,7 +44,9 @@ _AOT_ID = re.compile(r"# AOT ID: .*")
 METRICS_LOGGER = "torch._inductor.compile_fx.__inductor_metrics"
 TRACE_LOGGER = "torch.__trace"
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
-STORE_FORMAT = "kscope-traffic-5\n"
+CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
+"""Where inductor says why it skipped CUDA graphs for a graph (log_cudagraph_skip_and_bump_counter)."""
+STORE_FORMAT = "kscope-traffic-6\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
 
@@ -71,6 +74,8 @@ class GraphCapture:
     """The graph's outputs: buffers handed back to the caller, never a round trip."""
     unfused: dict[str, str] = field(default_factory=dict)
     """"node1|node2" -> inductor's "cannot fuse node1 with node2: why" (its fusion log)."""
+    autotune: list[dict] = field(default_factory=list)
+    """max-autotune's choices while compiling it (report_compile.Autotune as dicts)."""
     live: list[tuple] | None = field(default=None, repr=False, compare=False)
     """(inductor's graph, its scheduler nodes, the buffers saved for backward) for each part of a
     graph compiled with dynamic shapes, kept while this process runs: its bytes depend on the sizes
@@ -112,7 +117,7 @@ class GraphCapture:
 
     def facts(self) -> dict:
         """What round trips need beside the kernels: the graph's outputs, inductor's reasons."""
-        return {"outputs": self.outputs, "unfused": self.unfused}
+        return {"outputs": self.outputs, "unfused": self.unfused, "autotune": self.autotune}
 
     def kernel_bytes_at(self, target) -> dict[str, dict] | None:
         """kernel_bytes for the sizes of the target's current arguments: for a graph compiled with
@@ -141,6 +146,8 @@ class Capture(list):
         super().__init__()
         self.recompiles: list[tuple[str, str]] = []
         """(compile id of the new compile, the guard failure that caused it)"""
+        self.cudagraph_skips: list[str] = []
+        """Inductor's reasons for not using CUDA graphs (reduce-overhead on a graph it cannot capture)."""
 
     def current(self, compile_id: str, fills: str | None = None) -> GraphCapture:
         """The graph being compiled under compile_id; a new one when `fills` names a field the
@@ -164,6 +171,8 @@ class _Listener(logging.Handler):
                 self._on_metrics(record)
             elif record.name == FUSION_LOGGER:
                 self._on_fusion(record)
+            elif record.name == CUDAGRAPHS_LOGGER:
+                self.graphs.cudagraph_skips.append(record.getMessage())
             else:
                 self._on_trace(record)
         except Exception:  # a listener must never break the user's compile
@@ -245,12 +254,14 @@ def capture_inductor():
     metrics = logging.getLogger(METRICS_LOGGER)
     trace = logging.getLogger(TRACE_LOGGER)
     fusion = logging.getLogger(FUSION_LOGGER)
-    saved = (metrics.level, metrics.propagate, trace.level, fusion.level, fusion.propagate)
+    cudagraphs = logging.getLogger(CUDAGRAPHS_LOGGER)
+    saved = (metrics.level, metrics.propagate, trace.level, fusion.level, fusion.propagate, cudagraphs.level)
     metrics.setLevel(logging.INFO)
     metrics.propagate = fusion.propagate = False  # keep inductor's logs off the user's stderr
     trace.setLevel(logging.DEBUG)
     fusion.setLevel(logging.DEBUG)
-    for logger in (metrics, trace, fusion):
+    cudagraphs.setLevel(logging.WARNING)
+    for logger in (metrics, trace, fusion, cudagraphs):
         logger.addHandler(listener)
     # A backward graph compiles lazily, outside the compile of its forward, which is the only
     # place inductor clears its provenance globals: without this, the kernels of every earlier
@@ -258,17 +269,23 @@ def capture_inductor():
     import torch._inductor.debug
 
     fresh = getattr(torch._inductor.debug, "reset_provenance_globals", contextlib.nullcontext)
+
+    def autotuned(choice) -> None:
+        cid = _cid(torch._guards.CompileContext.current_compile_id())
+        graphs.current(cid).autotune.append(choice.to_dict())
+
     try:
-        with fresh():
+        with fresh(), autotune_timings(autotuned):
             yield graphs
     finally:
-        for logger in (metrics, trace, fusion):
+        for logger in (metrics, trace, fusion, cudagraphs):
             logger.removeHandler(listener)
         metrics.setLevel(saved[0])
         metrics.propagate = saved[1]
         trace.setLevel(saved[2])
         fusion.setLevel(saved[3])
         fusion.propagate = saved[4]
+        cudagraphs.setLevel(saved[5])
 
 
 def configure_inductor() -> None:

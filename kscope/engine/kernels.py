@@ -48,6 +48,9 @@ NONWORK_OPS = frozenset(
 )
 
 _CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?(cpp_\w+)$")
+_TEMPLATE_KERNEL = re.compile(r"^graph_\d+_(\w+_kernel)$")
+"""A C++ template kernel's profiler label ("graph_0_gemm_m256n1024k512_kernel"): inductor's
+max-autotune GEMM, labelled by the template rather than by its Python name (see provenance)."""
 _REGION = re.compile(r"^Torch-Compiled Region: (\d+/\d+)")
 _CALL_KEY = re.compile(r"^## Call CompiledFxGraph (\S+) ##")
 MARKER_PREFIX = "kscope::op#"
@@ -55,6 +58,11 @@ CALL_PREFIX = "kscope::call#"
 """record_function around each profiled call ("kscope::call#3"): launches say which call they were in."""
 _SEGMENT = re.compile(re.escape(CALL_PREFIX) + r"(.*)$")
 _BACKWARD = "autograd::engine::evaluate_function:"
+OP_NAMESPACES = ("aten::", "mkl::", "mkldnn::", "onednn::", "quantized::")
+"""Operators that do work: ATen's, and the CPU libraries' that inductor calls on frozen weights
+(`mkl::_mkl_linear`, `mkldnn::_linear_pointwise`)."""
+GRAPH_LAUNCH = "cudaGraphLaunch"
+"""The runtime call that replays a CUDA graph: the kernels inside share its correlation id."""
 _OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
 
 
@@ -80,6 +88,8 @@ class Launch:
     """"forward", "backward" or "optimizer" (see the module docstring)."""
     seq: int | None = None
     """A backward launch: the autograd sequence number of the forward op it differentiates."""
+    in_graph: bool = False
+    """A device kernel that ran inside a CUDA graph replay (launched by cudaGraphLaunch)."""
 
 
 @dataclass
@@ -92,6 +102,8 @@ class TraceSummary:
     """kscope marker number -> index of the top-level op it ran under."""
     copies: list[tuple[str, str | None]] = field(default_factory=list)
     """("memcpy" | "memset", the profiled call it ran in) for each device copy."""
+    graph_launches: list[str | None] = field(default_factory=list)
+    """The profiled call each CUDA graph launch (cudaGraphLaunch) ran in: one launch, many kernels."""
     forward_seq: dict[int, list[int]] = field(default_factory=dict)
     """Autograd sequence number of a forward op -> the kscope markers that ran under it: with
     Launch.seq, what ties a backward launch to the forward op (and line) it came from."""
@@ -104,6 +116,7 @@ class TraceSummary:
             [x for x in self.launches if x.segment is not None and x.segment.startswith(prefix)],
             mine.count("memcpy"),
             mine.count("memset"),
+            graph_launches=[s for s in self.graph_launches if s is not None and s.startswith(prefix)],
         )
 
 
@@ -120,7 +133,7 @@ class _Node:
         self.name: str = ev.get("name", "")
         self.top: _Node | None = parent.top if parent is not None else None
         """The outermost ATen op at or above this event."""
-        if self.top is None and self.name.startswith("aten::"):
+        if self.top is None and self.name.startswith(OP_NAMESPACES):
             self.top = self
         self.call = self.segment = self.region = self.seq = self.autograd = None
         self.phase = "forward"
@@ -195,6 +208,8 @@ def summarize(
             corr = n.ev.get("args", {}).get("correlation")
             if corr is not None and n.ev.get("cat") in ("cuda_runtime", "cuda_driver"):
                 by_corr[corr] = n
+                if n.name.startswith(GRAPH_LAUNCH):
+                    summary.graph_launches.append(n.segment)
         for e in events:
             cat = e.get("cat")
             launcher = by_corr.get(e.get("args", {}).get("correlation"))
@@ -218,13 +233,14 @@ def summarize(
                         segment=launcher.segment if launcher else None,
                         phase=launcher.phase if launcher else "forward",
                         seq=launcher.seq if launcher else None,
+                        in_graph=launcher is not None and launcher.name.startswith(GRAPH_LAUNCH),
                     )
                 )
         summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
         return summary
 
     for n in nodes:
-        m = _CPP_KERNEL.match(n.name)
+        m = _CPP_KERNEL.match(n.name) or (_TEMPLATE_KERNEL.match(n.name) if n.call else None)
         if m and n.ev.get("cat") == "cpu_op":
             summary.launches.append(
                 Launch(
@@ -260,7 +276,7 @@ class _OpRules:
         self._launches: dict[int, list[_Node]] = {}
 
     def works(self, n: _Node) -> bool:
-        return not all(self.nonwork(d.name) for d in n.walk() if d.name.startswith("aten::"))
+        return not all(self.nonwork(d.name) for d in n.walk() if d.name.startswith(OP_NAMESPACES))
 
     def launches_under(self, top: _Node) -> list[_Node]:
         """The launches of one top-level ATen op."""

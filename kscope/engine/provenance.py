@@ -69,12 +69,30 @@ def profiler_name(handle: str) -> tuple[str, str]:
         if base.startswith(prefix):
             op = base[len(prefix):].split(".")[0]
             return f"aten::{op}", "extern"
+    library = _LIBRARY_OP.match(base)  # torch.ops.mkl._mkl_linear.default -> mkl::_mkl_linear
+    if library:
+        return f"{library.group(1)}::{library.group(2)}", "extern"
     return base, "kernel"
 
 
 def kernel_sources(output_code: str) -> dict[str, str]:
     """Kernel name -> generated source (C++ or Triton), from inductor's output module."""
     return {m.group(1): m.group(2).strip("\n") for m in _KERNEL_DEF.finditer(output_code)}
+
+
+_LIBRARY_OP = re.compile(r"^torch\.ops\.(mkl|mkldnn|onednn|quantized)\.(\w+)")
+_RECORD_LABEL = re.compile(r'RecordFunctionHandle \w+\("graph_\d+_(\w+)"')
+
+
+def template_labels(output_code: str) -> dict[str, str]:
+    """A C++ kernel's profiler label -> its name, where they differ: a GEMM from max-autotune's C++
+    template records itself as "graph_0_gemm_m256n1024k512_kernel" inside cpp_fused_addmm_gelu_0."""
+    out = {}
+    for name, source in kernel_sources(output_code).items():
+        label = _RECORD_LABEL.search(source)
+        if label and label.group(1) != name:
+            out[label.group(1)] = name
+    return out
 
 
 def post_grad_ops(post_grad_graph: str) -> dict[str, str]:

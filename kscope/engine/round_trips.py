@@ -103,6 +103,7 @@ def compiled_round_trips(kernels: list, rows: dict | None, stable: dict, facts: 
             continue
         made_by, nbytes = producer[buf]
         reason, hint, detail = why_not_fused(buf, made_by, consumers, entry, facts.get("unfused", {}))
+        hint = _autotuned(made_by, facts.get("autotune", ())) or hint
         trips.append(
             RoundTrip(
                 buffer=buf,
@@ -142,6 +143,22 @@ def why_not_fused(buf: str, made_by, consumers: list, entry: dict, unfused: dict
     if detail:
         return within + detail.split(": ", 1)[-1], "", detail
     return within + "inductor did not fuse them and logged no reason", "", ""
+
+
+def _autotuned(made_by, autotune: list[dict]) -> str:
+    """When max-autotune timed the library call that made the buffer against generated candidates
+    and the library won: say so, with inductor's times (the template would have fused)."""
+    for tuned in autotune:
+        choices = tuned.get("choices", ())
+        if len(choices) < 2 or choices[0].get("ms") is None or choices[0]["name"].lstrip("_") not in made_by.name:
+            continue
+        won, rest = choices[0], [c for c in choices[1:] if c.get("ms") is not None]
+        if rest:
+            return (f"max-autotune timed {len(choices)} candidates for {tuned['op']} and the library's "
+                    f"{won['name']} ({won['ms']:.3f} ms) beat {rest[0]['name']} ({rest[0]['ms']:.3f} ms), a template "
+                    "that can fuse this epilogue; --option max_autotune_gemm_backends=CPP (TRITON on CUDA) "
+                    "leaves it only the templates")
+    return ""
 
 
 def _inductor_says(producer_nodes, consumer_nodes, unfused: dict[str, str]) -> str:

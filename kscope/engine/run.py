@@ -20,6 +20,7 @@ from kscope.engine.inductor_capture import TrafficStore, configure_inductor
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
 from kscope.report import Report, RunError
+from kscope.report_compile import CompileOptions
 
 DEFAULT_CALLS = 5
 
@@ -37,6 +38,8 @@ class RunRequest:
     """Run backward after the target, from its outputs (--backward): see engine.backward."""
     no_grad: bool = False
     """Run the target under torch.no_grad() (--no-grad): the inference graph."""
+    compile: dict | None = None
+    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
     settle: bool = False
     """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
     live app draws it on the other core, which would compete with the timed calls."""
@@ -105,7 +108,8 @@ def run(
         peak_gbps=peak,
         peak_source=peak_source,
     )
-    report = replace(report, no_grad=request.no_grad)
+    options = CompileOptions.from_dict(request.compile)
+    report = replace(report, no_grad=request.no_grad, compile_options=options)
     try:
         eager = run_eager(target, device, request.calls, path)
     except TargetError as e:
@@ -127,7 +131,7 @@ def run(
         )
 
     try:
-        compiled = run_compiled(target, device, path, _store, eager, time_it)
+        compiled = run_compiled(target, device, path, _store, eager, time_it, options=options)
         report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
         timed = compiled.timing
     except CompileFailed as e:

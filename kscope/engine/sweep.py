@@ -35,6 +35,7 @@ from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs,
 from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
 from kscope.engine.variants import variant
 from kscope.report import ModeResult, Report
+from kscope.report_compile import CompileOptions
 from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
 DEFAULT_BUDGET_S = 60.0
@@ -62,6 +63,8 @@ class SweepRequest:
     no_grad: bool = False
     cold: bool = False
     """Flush the caches before each timed call (--cold)."""
+    compile: dict | None = None
+    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
 
 
 def default_sizes(device: torch.device) -> tuple[int, ...]:
@@ -107,15 +110,17 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     except Exception as e:
         return finished(report, start, user_error("load", e, path))
     peak, peak_source = peak_bandwidth(device)
+    options = CompileOptions.from_dict(request.compile)
     sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
-                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep)
+                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep,
+                     compile_options=options)
     if on_point is not None:
         on_point(_stamped(report, start))
     error = None
     with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
         torch._dynamo.reset()
-        kept = None if request.static else KeptCompile(target.fn, path)
+        kept = None if request.static else KeptCompile(target.fn, path, options)
         for i, n in enumerate(sizes):
             if i:
                 before = _input_bytes(target.args)
@@ -136,7 +141,7 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
                     sweep = replace(sweep, stopped=f"n={fmt_n(n)}: inputs() failed")
                     break
             try:
-                point = _measure(target, device, path, store, n, kept, i == 0, request.cold)
+                point = _measure(target, device, path, store, n, kept, i == 0, request.cold, options)
             except _SizeFailed as e:
                 error = user_error(e.stage, e.__cause__, path)
                 error = replace(error, message=f"at n={fmt_n(n)}: {error.message}")
@@ -161,7 +166,7 @@ class _SizeFailed(Exception):
         self.stage = stage
 
 
-def _measure(target, device, path, store, n, kept, first: bool, cold: bool) -> SweepPoint:
+def _measure(target, device, path, store, n, kept, first: bool, cold: bool, options) -> SweepPoint:
     started = time.perf_counter()
     try:
         eager = run_eager(target, device, CALLS, path)
@@ -173,7 +178,7 @@ def _measure(target, device, path, store, n, kept, first: bool, cold: bool) -> S
         return time_both(target.runner(), compiled_call, device, eager.dispatched, cold, one_round, TIMING_S)
 
     try:
-        compiled = run_compiled(target, device, path, store, eager, time_it, reuse=kept)
+        compiled = run_compiled(target, device, path, store, eager, time_it, reuse=kept, options=options)
     except CompileFailed as e:
         raise _SizeFailed("compile") from (e.__cause__ or e)
     except Exception as e:

@@ -37,6 +37,11 @@ under `torch.profiler`, and shows what ran.
   size, launches, bytes per element and wall time per call, eager → compiled, the compiled kernel that ran and
   whether torch.compile recompiled; the plot shows time per call and GB/s against n, and where compiled pulls away.
 
+- **modes** — `m` (or `--mode`) steps torch.compile through default, reduce-overhead, max-autotune and
+  max-autotune-no-cudagraphs and re-runs; the status line shows the mode and any `--option`, and the Δ line reads
+  "default→max-autotune" as an A/B. max-autotune's choices (inductor's own timings of each candidate) are listed
+  under the round trips; CUDA graphs are counted as "N kernels in 1 CUDA graph launch" (on the CPU they do nothing).
+
 Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel, against the device's peak
 (GPU: its data sheet; CPU: a large copy measured once per worker).
 
@@ -45,6 +50,7 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `r` | run again now |
 | `g` | forward ↔ forward + backward (re-runs) |
 | `n` | as written ↔ under `torch.no_grad()` (re-runs) |
+| `m` | next torch.compile mode (re-runs) |
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
 | `f` `s` `c` `b` `t` `o` | fused kernels / source / code / graph breaks / round trips / output tab |
 | `tab` / `shift+tab` | move between panes |

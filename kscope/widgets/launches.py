@@ -7,7 +7,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
 from kscope.report import Report, fmt_count, summary_line
-from kscope.view import call_text, change_line, round_trips_line, verdict_text
+from kscope.view import call_text, change_line, mode_change, round_trips_line, verdict_text
 
 
 class LaunchCounts(Vertical):
@@ -67,6 +67,8 @@ class LaunchCounts(Vertical):
             text = f"{c.graphs} graph{'s' if c.graphs != 1 else ''}" + (
                 f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else ""
             )
+            if c.cuda_graphs is not None:
+                text += f" · {c.cuda_graphs.short()}"
             if self.compact:
                 text = " · ".join(x for x in (text, verdict, call) if x)
             graphs.update(text, layout=False)
@@ -82,4 +84,6 @@ class LaunchCounts(Vertical):
             ("#launch-change", "compiled", c, previous.compiled if previous else None),
             ("#eager-change", "eager", e, previous.eager if previous else None),
         ):
+            if name == "compiled" and previous is not None:
+                name = mode_change(previous, report) or name  # "default→max-autotune": an A/B of modes
             self.query_one(label_id, Label).update(change_line(name, then, now, compact=True), layout=False)

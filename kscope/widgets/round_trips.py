@@ -9,6 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from kscope.report import Report, RoundTrip, fmt_bytes
+from kscope.view import autotune_lines
 
 
 class RoundTripsPane(OptionList):
@@ -44,6 +45,9 @@ class RoundTripsPane(OptionList):
             for trip in trips or ():
                 self.add_option(Option(trip_text(trip), id=f"trip-{len(self._trips)}"))
                 self._trips.append((mode_name, trip))
+        # what the compile mode chose: max-autotune's candidates decide which round trips stay
+        for line in autotune_lines(report.compiled):
+            self.add_option(Option(Text(line, style="cyan"), disabled=True))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id and event.option.id.startswith("trip-"):

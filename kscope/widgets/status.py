@@ -23,8 +23,10 @@ class StatusLine(Static):
         stale: bool,
         breaks: int = 0,
         grad: str = "",
+        mode: str = "",
     ) -> None:
-        """grad: "fwd+bwd" (backward runs too), "no_grad", or "" for the target as written."""
+        """grad: "fwd+bwd" (backward runs too), "no_grad", or "" for the target as written;
+        mode: torch.compile's mode and options when not the defaults ("max-autotune · freezing=True")."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" kscope ", style="bold reverse")
         # What kscope is doing comes first: at 80 columns the end of the line is cut.
@@ -33,6 +35,8 @@ class StatusLine(Static):
             text.append(" STALE", style="bold reverse red")
         if grad:
             text.append(f" {grad}", style="bold reverse magenta")
+        if mode:
+            text.append(f" {mode}", style="bold reverse blue")
         if breaks:
             text.append(f" ⚠ {breaks} graph break{'s' if breaks > 1 else ''}", style="bold yellow")
         text.append(f"  {os.path.basename(file)}", style="bold")
