@@ -30,6 +30,26 @@ for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
     print(f'{r["file"].split("/")[-1]}: eager {e and e["launches"]} launches {e and e["bytes_read"] + e["bytes_written"]} B; '
           f'compiled {c and c["launches"]} launches {c and c["bytes_read"] + c["bytes_written"]} B {names}; errors {r["errors"]}')
 PY
+# Compile modes on CUDA: CUDA graphs ("N kernels in 1 graph launch") and max-autotune's choices.
+: > "$base-modes.jsonl"
+for f in samples/add_relu.py samples/matmul_gelu.py samples/softmax.py; do
+  for mode in reduce-overhead max-autotune; do
+    echo "== $f --mode $mode" >&2
+    if PYTHONPATH=. $py -m kscope "$f" --once --json --device cuda --mode "$mode" >> "$base-modes.jsonl"; then :; else status=1; fi
+  done
+done
+$py - "$base-modes.jsonl" >> "$base.txt" <<'PY'
+import json, sys
+for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
+    if not line.strip():
+        continue
+    r = json.loads(line)
+    c = r["compiled"] or {}
+    won = [(a["op"], a["choices"][0]["name"], a["choices"][0]["ms"], len(a["choices"])) for a in c.get("autotune", [])]
+    print(f'{r["file"].split("/")[-1]} {r["compile_options"]["mode"]}: launches {c.get("launches")} '
+          f'cuda_graphs {c.get("cuda_graphs")} autotune {won} round trips {len(c.get("round_trips") or [])} '
+          f'errors {r["errors"]}')
+PY
 # The article's experiment, measured: the seed swept 10² to 10⁸ on CUDA (JSON), and its plot as text
 # (plotext, pure Python: pip install it, or put its wheel on PYTHONPATH, where the machine lacks it).
 if PYTHONPATH=. $py -m kscope samples/add_relu.py --once --json --sweep --device cuda --sweep-budget 180 \

@@ -5,7 +5,8 @@
 kscope-120x40.svg: samples/add_relu.py after a save that added `* 2`; kscope-80x24.svg: the same
 at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (forward + backward);
 kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10² to 10⁷);
-kscope-round-trips-120x40.svg: samples/matmul_gelu.py with the round trips tab (`t`).
+kscope-round-trips-120x40.svg: samples/matmul_gelu.py with the round trips tab (`t`);
+kscope-modes-120x40.svg: samples/linear_frozen.py frozen, reduce-overhead then `m` (max-autotune).
 """
 
 from __future__ import annotations
@@ -24,16 +25,18 @@ sys.path.insert(0, str(REPO))
 
 
 async def shoot(
-    sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then: str = ""
+    sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then: str = "",
+    spec: dict | None = None,
 ) -> None:
-    """keys: keys that start a run each (g, n); then: keys pressed once the runs are done (tabs)."""
+    """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs);
+    spec: RunSpec fields as on the command line (no_grad, compile)."""
     from kscope.app import KscopeApp
     from kscope.session import RunSpec
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-shot-"))
     path = tmp / sample
     shutil.copy(REPO / "samples" / sample, path)
-    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5))
+    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5, **(spec or {})))
 
     async def settled(pilot, runs: int) -> None:
         deadline = time.monotonic() + 300
@@ -84,6 +87,12 @@ SHOTS = {
     "kscope-backward-120x40.svg": dict(sample="train_mlp.py", size=(120, 40), keys="g"),
     "kscope-sweep-120x40.svg": dict(sample="add_relu.py", size=(120, 40), sweep=True),
     "kscope-round-trips-120x40.svg": dict(sample="matmul_gelu.py", size=(120, 40), then="t"),
+    # --no-grad --mode reduce-overhead --option freezing=True --option max_autotune_gemm_backends=CPP, then m
+    "kscope-modes-120x40.svg": dict(
+        sample="linear_frozen.py", size=(120, 40), keys="m", then="t",
+        spec=dict(no_grad=True, compile={"mode": "reduce-overhead",
+                                         "options": {"freezing": True, "max_autotune_gemm_backends": "CPP"}}),
+    ),
 }
 
 

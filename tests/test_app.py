@@ -150,3 +150,29 @@ def test_g_runs_forward_and_backward_and_back(tmp_path):
         app.shutdown()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_m_steps_the_compile_mode_and_reads_as_an_a_b(tmp_path):
+    target = tmp_path / "add_relu.py"
+    shutil.copy(SAMPLES / "add_relu.py", target)
+    app = KscopeApp(RunSpec(str(target), None, "cpu", 60.0, 3))
+
+    def done_in(mode: str) -> bool:
+        r = app.shown
+        return (app.run_started is None and r is not None and r.compiled is not None
+                and r.compile_options is not None and r.compile_options.mode == mode)
+
+    async def scenario():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _wait_for(pilot, lambda: done_in("default"))
+            assert "reduce-overhead" not in app.query_one("#status").render().plain
+            await pilot.press("m")
+            assert "reduce-overhead" in app.query_one("#status").render().plain, "the status line says which, at once"
+            await _wait_for(pilot, lambda: done_in("reduce-overhead"))
+            await pilot.pause(0.2)
+            assert str(app.query_one("#launch-change").render()).startswith("Δ default→reduce-overhead: launches 1→1")
+            assert "no CUDA graphs on the CPU" in str(app.query_one("#graphs").render())
+        app.shutdown()
+
+    asyncio.run(scenario())

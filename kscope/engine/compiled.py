@@ -155,9 +155,9 @@ def run_compiled(
             synchronize(device)
         timing = time_it(call, (time.perf_counter() - warm) / WARMUP_CALLS)
     timed = timing.trace.only("c")
+    labels = {k: v for g in reuse.graphs + list(fresh) for k, v in template_labels(g.code).items()}
     for launch in timed.launches:  # a C++ template's kernel is known by its Python name
-        launch.name = next((ts[launch.name] for g in reuse.graphs + list(fresh)
-                            if (ts := template_labels(g.code)) and launch.name in ts), launch.name)
+        launch.name = labels.get(launch.name, launch.name)
     calls = sum(1 for label in timing.labels if label.startswith("c"))
 
     source, notes = _fill_bytes(fresh, store, target, device)
