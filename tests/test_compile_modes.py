@@ -124,3 +124,14 @@ def test_fullgraph_makes_a_graph_break_an_error_at_its_line():
     assert r.eager is not None and r.compiled is None
     (error,) = r.errors
     assert error.stage == "compile" and error.line is not None
+
+
+def test_dynamic_compiles_for_any_size_from_the_first_call():
+    """--dynamic: the first compile already has symbolic sizes (the kernel's loop bound is a
+    symbol, not the seed's 1,000,000), and its bytes are still counted at the call's size."""
+    r = run(RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2, compile={"dynamic": True}))
+    assert not r.errors, r.errors
+    assert r.compile_options.dynamic is True
+    (kernel,) = r.compiled.kernels
+    assert "1000000" not in kernel.code and "ks0" in kernel.code
+    assert (kernel.bytes_read, kernel.bytes_written) == (2 * 1_000_000 * F32, 1_000_000 * F32)
