@@ -160,7 +160,7 @@ def run_compiled(
         launch.name = labels.get(launch.name, launch.name)
     calls = sum(1 for label in timing.labels if label.startswith("c"))
 
-    source, notes = _fill_bytes(fresh, store, target, device)
+    source, notes = _fill_bytes(fresh, store, target, device, options)
     for g in fresh:
         g.restore_provenance(store.get(g.code_hash))
     graphs = Capture()
@@ -256,7 +256,7 @@ def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:
 _PLACEHOLDER = re.compile(r"(\w+): \"")
 
 
-def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) -> tuple[str, list[str]]:
+def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, options) -> tuple[str, list[str]]:
     """Make sure the store holds kscope's per-kernel bytes for every graph's code. A fresh
     compile logged inductor's; a cache hit did not, so fall back to kscope's store, and if that has
     none either, compile once more with inductor's caches off to have inductor count them."""
@@ -279,10 +279,10 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device) ->
     else:
         torch._dynamo.reset()
         again = _RecordingBackend("")
-        with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
+        with applied(options), torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
             enable_autograd_cache=False
-        ), capture_inductor() as fresh, again.keys.backward():
-            target.runner(torch.compile(target.fn, backend=again))()
+        ), capture_inductor() as fresh, again.keys.backward():  # the same mode and options: the same code
+            target.runner(torch.compile(target.fn, backend=again, dynamic=options.dynamic))()
             synchronize(device)
         for g in fresh:
             if g.code and g.nodes is not None:
