@@ -1,0 +1,239 @@
+"""`kscope serve` (issue 13): where it listens, what a browser tab starts, and that stopping the
+server leaves no process behind. A tab is a websocket to textual-serve's /ws, as the page opens it
+(the browser itself is in test_browser.py). Every process the server starts inherits a marker in
+its environment, so the test finds them all in /proc."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+]
+aiohttp = pytest.importorskip("aiohttp")
+pytest.importorskip("textual_serve")
+
+GONE_WITHIN_S = 6.0
+"""The server's grace for the tabs' kscope (serve.GRACE_S, 3 s) and some slack."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> set[str]:
+    """The local addresses listening on port, from /proc/net/tcp ("127.0.0.1", "0.0.0.0")."""
+    found = set()
+    with open("/proc/net/tcp") as f:
+        for row in f.readlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found
+
+
+class Served:
+    """`kscope serve FILE` in a process group of its own, as a shell runs a foreground job."""
+
+    def __init__(self, folder: Path, *flags: str):
+        self.path = folder / "add_relu.py"
+        self.path.write_text((SAMPLES / "add_relu.py").read_text())
+        self.port = free_port()
+        self.marker = uuid.uuid4().hex
+        env = {**os.environ, "KSCOPE_SERVE_TEST": self.marker}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kscope", "serve", str(self.path), "--port", str(self.port), "--device", "cpu",
+             *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=folder, start_new_session=True,
+        )
+        self.out = bytearray()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.out.extend(line)
+
+    def processes(self) -> dict[int, str]:
+        """Every live process the server started (any depth), by the marker."""
+        found, needle = {}, f"KSCOPE_SERVE_TEST={self.marker}".encode() + b"\0"
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.proc.pid:
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if needle not in f.read():
+                        continue
+                with open(f"/proc/{entry}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        continue
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    found[int(entry)] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+        return found
+
+    def apps(self) -> list[int]:
+        return [pid for pid, cmd in self.processes().items() if " -m kscope " in cmd + " " and " serve " not in cmd]
+
+    def workers(self) -> list[int]:
+        return [pid for pid, cmd in self.processes().items() if "kscope.worker" in cmd]
+
+    def wait(self, condition, what: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the server exited ({self.proc.returncode}) waiting for {what}: {self.out.decode()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; processes: {self.processes()}")
+            time.sleep(0.1)
+
+    def wait_serving(self) -> None:
+        self.wait(lambda: b"kscope: serving" in self.out, "the server to start")
+
+    def gone_within(self, seconds: float) -> tuple[float, dict[int, str]]:
+        start = time.monotonic()
+        while True:
+            left = self.processes()
+            if self.proc.poll() is not None and not left:
+                return time.monotonic() - start, {}
+            if time.monotonic() - start > seconds:
+                return time.monotonic() - start, left
+            time.sleep(0.05)
+
+    def cleanup(self) -> None:
+        for pid in self.processes():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+class Tab:
+    """A browser tab's websocket (what textual-serve's page opens), held open on a thread."""
+
+    def __init__(self, port: int):
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        self.received = bytearray()
+        self._run(self._open(f"http://127.0.0.1:{port}/ws?width=120&height=40"))
+
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(15)
+
+    async def _open(self, url: str) -> None:
+        self.session = aiohttp.ClientSession()
+        self.ws = await self.session.ws_connect(url)
+        self.reading = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        async for message in self.ws:
+            if message.type == aiohttp.WSMsgType.BINARY:
+                self.received.extend(message.data)
+
+    async def _close(self) -> None:
+        await self.ws.close()
+        await self.session.close()
+
+    def close(self) -> None:
+        self._run(self._close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def test_serves_on_loopback_only_by_default(tmp_path):
+    s = Served(tmp_path)
+    try:
+        s.wait_serving()
+        assert listening(s.port) == {"127.0.0.1"}
+        assert f"http://127.0.0.1:{s.port}" in s.out.decode()
+        assert b"warning" not in s.out
+    finally:
+        s.cleanup()
+
+
+def test_another_host_is_served_with_a_warning(tmp_path):
+    s = Served(tmp_path, "--host", "0.0.0.0")
+    try:
+        s.wait_serving()
+        assert listening(s.port) == {"0.0.0.0"}
+        out = s.out.decode()
+        assert "warning: serving on 0.0.0.0" in out and "no authentication" in out, out
+    finally:
+        s.cleanup()
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        path = tmp_path / "add_relu.py"
+        path.write_text((SAMPLES / "add_relu.py").read_text())
+        done = subprocess.run(
+            [sys.executable, "-m", "kscope", "serve", str(path), "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )
+    assert done.returncode == 2, done
+    assert f"kscope: cannot serve on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_usage_errors_are_found_before_serving(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "kscope", "serve", str(tmp_path / "missing.py"), "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2 and "missing.py: no such file" in done.stderr, done
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "SIGTERM"])
+def test_each_tab_is_its_own_kscope_and_stopping_leaves_nothing(tmp_path, how):
+    s = Served(tmp_path)
+    tabs = []
+    try:
+        s.wait_serving()
+        tabs = [Tab(s.port), Tab(s.port)]
+        # each tab: its own kscope app with its two workers (the run's and the spare)
+        s.wait(lambda: len(s.apps()) == 2 and len(s.workers()) == 4, "two tabs' kscope and their workers")
+        s.wait(lambda: all(b"done in" in t.received for t in tabs), "both tabs' first report")
+        # closing a tab stops its kscope and its workers; the other tab's stays
+        first = set(s.processes())
+        tabs.pop().close()
+        s.wait(lambda: len(s.apps()) == 1 and len(s.workers()) == 2, "the closed tab's kscope to stop", 10)
+        assert set(s.processes()) < first
+        before = s.processes()
+        if how == "ctrl-c":  # the terminal sends SIGINT to its foreground process group
+            os.killpg(s.proc.pid, signal.SIGINT)
+        else:
+            s.proc.send_signal(signal.SIGTERM)
+        took, left = s.gone_within(GONE_WITHIN_S)
+        print(f"{how}: the server and {len(before)} processes gone in {took:.2f} s")
+        assert not left, f"{how}: still running {took:.1f} s later: {left}"
+        assert s.proc.returncode == 0, s.out.decode()
+        assert "kscope: stopping" in s.out.decode()
+    finally:
+        for t in tabs:
+            try:
+                t.close()
+            except Exception:
+                pass
+        s.cleanup()
