@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
-import threading
 import time
 from dataclasses import replace
 
@@ -32,6 +30,7 @@ from kscope.widgets.help import HelpScreen
 from kscope.widgets.kernels import KernelTable
 from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
+from kscope.widgets.present import PresentView
 from kscope.widgets.round_trips import RoundTripsPane
 from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
@@ -64,6 +63,8 @@ class KscopeApp(App):
         Binding("n", "grad('no_grad')", "no_grad", show=False),
         Binding("z", "sweep", "sweep"),
         Binding("m", "mode", "mode"),
+        Binding("p", "present", "present"),
+        Binding("v", "slide('verdict')", "verdict", show=False),
         Binding("q", "quit", "quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
@@ -75,8 +76,12 @@ class KscopeApp(App):
         Binding("o", "tab('output')", "output", show=False),
     ]
 
-    def __init__(self, spec: RunSpec, session_factory=LiveSession, watch: bool = True, sweep_at_start: bool = False):
+    def __init__(
+        self, spec: RunSpec, session_factory=LiveSession, watch: bool = True, sweep_at_start: bool = False,
+        present: bool = False,
+    ):
         super().__init__()
+        self.presenting = present
         self.spec = spec
         self.session = session_factory(spec, lambda ev: self.post_message(SessionUpdate(ev)))
         self.watcher = (
@@ -122,10 +127,12 @@ class KscopeApp(App):
                     yield LogPane()
                 with TabPane("sweep", id="sweep"):
                     yield SweepPane()
+        yield PresentView(id="present")
         yield Static("", id="errors")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.set_class(self.presenting, "-present")
         self._apply_width(self.size.width)
         self._refresh_status()
         self.set_interval(0.1, self._tick)
@@ -175,12 +182,32 @@ class KscopeApp(App):
         self._latest(self.session.request_run(coalesce=False))
         self._refresh_status()
 
+    def action_present(self) -> None:
+        """p: the presentation view <-> the panes."""
+        self.presenting = not self.presenting
+        self.set_class(self.presenting, "-present")
+
+    def action_slide(self, slide: str) -> None:
+        """v (and z while presenting): the verdict (the sweep's plot) in the presentation view, or
+        back to the launches."""
+        present = self.query_one(PresentView)
+        if not self.presenting:
+            self.action_present()
+            if present.slide == slide:
+                return
+        present.choose(slide)
+        present.show(self.shown, self.before)
+
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
 
     def action_sweep(self) -> None:
         """z: sweep the file's sizes (a save cancels it) in the sweep tab. A run in flight (a save's)
         finishes first: its results, and the graph the sweep is compared with, are the save's."""
+        if self.presenting:
+            self.action_slide("sweep")
+            if self.query_one(PresentView).slide != "sweep":
+                return  # z again: back to the launches, the sweep's results kept
         self.action_tab("sweep")
         if self.latest_run not in (self.done_run, self.sweep_run):
             self.sweep_queued = True
@@ -282,6 +309,8 @@ class KscopeApp(App):
 
     def _on_sweep_event(self, ev: SessionEvent) -> None:
         self.query_one(SweepPane).session_event(ev.kind, ev.report, ev.at)
+        if ev.report is not None and ev.report.sweep is not None:
+            self.query_one(PresentView).show_sweep(ev.report)
         if ev.kind == "sweeping":
             self.run_started = ev.at
         elif ev.kind == "report":
@@ -325,6 +354,7 @@ class KscopeApp(App):
         self.query_one(SourcePane).show(report)
         self.query_one(BreaksPane).show(report.compiled)
         self.query_one(RoundTripsPane).show(report)
+        self.query_one(PresentView).show(report, before)
         if not partial:
             self._show_errors(report)
 
@@ -379,33 +409,3 @@ class KscopeApp(App):
             grad="fwd+bwd" if self.spec.backward else "no_grad" if self.spec.no_grad else "",
             mode=mode if mode != "default" else "",
         )
-
-
-def run_app(
-    path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
-    **switches,
-) -> int:
-    spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches)
-    app = KscopeApp(spec, sweep_at_start=sweep is not None)
-
-    def on_hangup(signum, frame):
-        # The terminal is gone (an SSH session dropped): stop the workers and leave at once.
-        app.shutdown()
-        os._exit(128 + signum)
-
-    def on_terminate(signum, frame):
-        app.shutdown()
-        app.exit(return_code=128 + signum)  # restores the terminal
-        # If the event loop cannot get to it, leave anyway: nothing of kscope's may linger. A daemon
-        # thread: the interpreter waited for this one at every exit, so SIGTERM always took 1.5 s.
-        timer = threading.Timer(1.5, os._exit, args=(128 + signum,))
-        timer.daemon = True
-        timer.start()
-
-    signal.signal(signal.SIGHUP, on_hangup)
-    signal.signal(signal.SIGTERM, on_terminate)
-    try:
-        app.run()
-    finally:
-        app.shutdown()
-    return app.return_code or 0

@@ -31,6 +31,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("target", help="FILE.py[:FUNCTION], or a profiler trace (.json / .json.gz) to summarise")
     parser.add_argument("--once", action="store_true", help="run once, print the report and exit")
     parser.add_argument("--json", action="store_true", help="with --once: print only the Report as JSON on stdout")
+    parser.add_argument(
+        "--present", action="store_true", help="the app in its presentation view: big figures for a talk (key p)"
+    )
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="default: cuda when available")
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
@@ -140,11 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     args.compile = chosen
     if args.once:
         return run_once_cli(path, name, args)
-    from kscope.app import run_app  # textual is imported only for the live app
+    from kscope.run_app import run_app  # textual is imported only for the live app
 
     return run_app(
         path, name, device=args.device, timeout=args.timeout, calls=args.calls, sweep=sweep_options(args),
-        **switches(args),
+        present=args.present, **switches(args),
     )
 
 

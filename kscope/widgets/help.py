@@ -51,6 +51,8 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `g` | forward ↔ forward + backward (re-runs) |
 | `n` | as written ↔ under `torch.no_grad()` (re-runs) |
 | `m` | next torch.compile mode (re-runs) |
+| `p` | presentation view: launches, array-sized transfers and the fused kernel as large as the window allows |
+| `v` | the verdict, large, in the presentation view (`v` again: the launches) |
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
 | `f` `s` `c` `b` `t` `o` | fused kernels / source / code / graph breaks / round trips / output tab |
 | `tab` / `shift+tab` | move between panes |

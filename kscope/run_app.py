@@ -1,0 +1,41 @@
+"""Running the live app in a terminal: the signals that end it (a dropped SSH session, SIGTERM)
+and its exit status. The app itself is kscope.app."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+from kscope.app import KscopeApp
+from kscope.session import RunSpec
+
+
+def run_app(
+    path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
+    present: bool = False, **switches,
+) -> int:
+    spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches)
+    app = KscopeApp(spec, sweep_at_start=sweep is not None, present=present)
+
+    def on_hangup(signum, frame):
+        # The terminal is gone (an SSH session dropped): stop the workers and leave at once.
+        app.shutdown()
+        os._exit(128 + signum)
+
+    def on_terminate(signum, frame):
+        app.shutdown()
+        app.exit(return_code=128 + signum)  # restores the terminal
+        # If the event loop cannot get to it, leave anyway: nothing of kscope's may linger. A daemon
+        # thread: the interpreter waited for this one at every exit, so SIGTERM always took 1.5 s.
+        timer = threading.Timer(1.5, os._exit, args=(128 + signum,))
+        timer.daemon = True
+        timer.start()
+
+    signal.signal(signal.SIGHUP, on_hangup)
+    signal.signal(signal.SIGTERM, on_terminate)
+    try:
+        app.run()
+    finally:
+        app.shutdown()
+    return app.return_code or 0
