@@ -18,7 +18,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
 
+from kscope.export import DEFAULT_ROOT, export_report
 from kscope.report import Report
 from kscope.report_compile import CompileOptions
 from kscope.session import LiveSession, RunSpec, SessionEvent
@@ -64,6 +66,7 @@ class KscopeApp(App):
         Binding("z", "sweep", "sweep"),
         Binding("m", "mode", "mode"),
         Binding("p", "present", "present"),
+        Binding("e", "export", "export"),
         Binding("v", "slide('verdict')", "verdict", show=False),
         Binding("q", "quit", "quit"),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
@@ -78,10 +81,11 @@ class KscopeApp(App):
 
     def __init__(
         self, spec: RunSpec, session_factory=LiveSession, watch: bool = True, sweep_at_start: bool = False,
-        present: bool = False,
+        present: bool = False, export_dir: str = DEFAULT_ROOT,
     ):
         super().__init__()
         self.presenting = present
+        self.export_dir = export_dir
         self.spec = spec
         self.session = session_factory(spec, lambda ev: self.post_message(SessionUpdate(ev)))
         self.watcher = (
@@ -197,6 +201,25 @@ class KscopeApp(App):
                 return
         present.choose(slide)
         present.show(self.shown, self.before)
+
+    def action_export(self) -> None:
+        """e: the Report on screen, its traces and a screenshot, into a new folder, on a thread."""
+        report = self.shown if self.shown is not None and self.shown.compiled is not None else self.good
+        if report is None:
+            self.notify("nothing to export yet: the first run has not finished")
+            return
+        svg = self.export_screenshot()
+        self.run_worker(lambda: export_report(report, self.export_dir, svg), name="export", thread=True)
+
+    @on(Worker.StateChanged)
+    def _exported(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "export" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.state = f"exported to {os.path.relpath(event.worker.result)}{os.sep}"
+        else:
+            self.state = f"export failed: {event.worker.error}"
+        self._refresh_status()
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name

@@ -34,6 +34,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--present", action="store_true", help="the app in its presentation view: big figures for a talk (key p)"
     )
+    parser.add_argument(
+        "--export-dir", default="kscope-export", metavar="DIR",
+        help="where the app's key e exports (a new folder per export; default ./kscope-export)",
+    )
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="default: cuda when available")
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
@@ -147,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
     return run_app(
         path, name, device=args.device, timeout=args.timeout, calls=args.calls, sweep=sweep_options(args),
-        present=args.present, **switches(args),
+        present=args.present, export_dir=args.export_dir, **switches(args),
     )
 
 

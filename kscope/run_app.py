@@ -8,15 +8,16 @@ import signal
 import threading
 
 from kscope.app import KscopeApp
+from kscope.export import DEFAULT_ROOT
 from kscope.session import RunSpec
 
 
 def run_app(
     path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
-    present: bool = False, **switches,
+    present: bool = False, export_dir: str = DEFAULT_ROOT, **switches,
 ) -> int:
     spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches)
-    app = KscopeApp(spec, sweep_at_start=sweep is not None, present=present)
+    app = KscopeApp(spec, sweep_at_start=sweep is not None, present=present, export_dir=export_dir)
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.
