@@ -6,10 +6,10 @@ tests and exports. Nothing here imports torch, so the UI process can load it fre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA = 6
+SCHEMA = 7
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -20,7 +20,8 @@ whether grad mode was off (`no_grad`).
 compiled ones were not fused.
 6: the Report says how the target was compiled (`compile_options`: mode, dynamic, fullgraph,
 inductor options); the compiled mode lists max-autotune's choices (`autotune`) and what CUDA
-graphs did (`cuda_graphs`)."""
+graphs did (`cuda_graphs`).
+7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path)."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -287,6 +288,9 @@ class Report:
     """A size sweep (kscope.report_sweep.Sweep), for a --sweep run; None otherwise."""
     compile_options: Any = None
     """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
+    traces: dict[str, str] | None = field(default=None, hash=False)
+    """--trace-dir: the chrome traces saved, {"eager": path, "compiled": path} (absolute paths;
+    a mode whose trace was not written is missing, the notes say why); None without it."""
     schema: int = SCHEMA
 
     @property
