@@ -189,19 +189,25 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     return code
 
 
-def summarise_trace(path: str) -> int:
+def summarise_trace(path: str, as_json: bool = False) -> int:
     if not os.path.isfile(path):
         print(f"kscope: {path}: no such file", file=sys.stderr)
         return EXIT_USAGE
-    from rich.console import Console
-
-    from kscope.engine.kernels import load_trace, summarize
-    from kscope.render import render_trace
+    from kscope.engine.kernels import load_trace
+    from kscope.trace_file import trace_figures
 
     try:
-        events = load_trace(path)
-    except (OSError, ValueError, KeyError) as e:
+        figures = trace_figures(path, load_trace(path))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         print(f"kscope: {path}: not a profiler trace ({e})", file=sys.stderr)
         return EXIT_USAGE
-    Console().print(render_trace(path, summarize(events)))
+    if as_json:
+        json.dump(figures.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    from rich.console import Console
+
+    from kscope.render import render_trace
+
+    Console().print(render_trace(figures))
     return EXIT_OK

@@ -278,21 +278,16 @@ def render_report(report: Report) -> RenderableType:
     return Group(*parts)
 
 
-def render_trace(path: str, summary) -> RenderableType:
-    """A saved profiler trace: launches per kernel name."""
-    counts: dict[str, list[float]] = {}
-    for launch in summary.launches:
-        entry = counts.setdefault(launch.name, [0, 0.0])
-        entry[0] += 1
-        entry[1] += launch.dur_us
-    table = Table(title=f"{os.path.basename(path)}: {summary.device} trace", title_justify="left", expand=True)
+def render_trace(figures) -> RenderableType:
+    """A saved profiler trace (trace_file.TraceFigures): launches per kernel name, per call when
+    kscope marked the calls."""
+    per = "/call" if figures.calls is not None else " total"
+    title = f"{os.path.basename(figures.file)}: {figures.device} trace"
+    table = Table(title=title, title_justify="left", expand=True)
     table.add_column("kernel", overflow="fold", ratio=3)
-    table.add_column("launches", justify="right")
-    table.add_column("µs total", justify="right")
-    for name, (n, us) in sorted(counts.items(), key=lambda kv: -kv[1][1]):
-        table.add_row(short_name(name, 80), str(n), f"{us:.1f}")
-    caption = f"{len(summary.launches)} launches"
-    if summary.device == "cuda":
-        caption += f", memcpy {summary.memcpy}, memset {summary.memset} (not counted as kernels)"
-    table.caption = caption
+    table.add_column(f"launches{per}", justify="right")
+    table.add_column(f"µs{per}", justify="right")
+    for k in figures.kernels:
+        table.add_row(short_name(k.name, 80), fmt_count(k.launches), f"{k.time_us:.1f}")
+    table.caption = figures.caption()
     return table
