@@ -7,27 +7,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from kscope.report import ModeResult, Report, fmt_bytes, fmt_count, summary_line
+from kscope.report import GraphBreak, ModeResult, Recompile, Report, RunError, fmt_bytes, fmt_count, summary_line
 from kscope.report_sweep import fmt_n, per_element
-from kscope.view import (
-    SWEEP_COLUMNS,
-    autotune_lines,
-    device_text,
-    error_detail,
-    error_where,
-    fmt_us,
-    grad_text,
-    mode_label,
-    round_trips_text,
-    shown_path,
-    spread_text,
-    sweep_how,
-    sweep_verdict,
-    transfers_text,
-    verdict_line,
-    verdict_text,
-    where_text,
-)
+from kscope import view
 
 UNKNOWN = "unknown"
 
@@ -39,20 +21,23 @@ def report_markdown(report: Report) -> str:
     if report.sweep is not None:
         parts += _sweep(report)
     elif report.eager is not None or report.compiled is not None:
-        parts.append(f"**{summary_line(report, UNKNOWN)}**" + (f" · {verdict_line(report)}" if verdict_line(report) else ""))
+        verdict = view.verdict_line(report)
+        parts.append(f"**{summary_line(report, UNKNOWN)}**" + (f" · {verdict}" if verdict else ""))
         parts.append(_modes_table(report))
         if report.compiled is not None:
             parts += _compiled_sections(report, report.compiled)
     if report.traces:
-        listed = ", ".join(f"{mode} {code(shown_path(path))}" for mode, path in report.traces.items())
+        listed = ", ".join(f"{mode} {code(view.shown_path(path))}" for mode, path in report.traces.items())
         parts.append(f"Chrome traces (Perfetto, `kscope TRACE`): {listed}")
     parts += _listed("Notes", [cell(n) for n in report.notes])
-    parts += _listed(
-        "Errors",
-        [f"**{e.stage}**" + (f" `{error_where(e)}`" if error_where(e) else "") + f": {cell(error_detail(e))}"
-         for e in report.errors],
-    )
+    parts += _listed("Errors", [_error(e) for e in report.errors])
     return "\n\n".join(parts) + "\n"
+
+
+def _error(e: RunError) -> str:
+    """"**eager** `target.py:4`: ValueError: no good"."""
+    where = view.error_where(e)
+    return f"**{e.stage}**" + (f" {code(where)}" if where else "") + f": {cell(view.error_detail(e))}"
 
 
 def cell(text: str) -> str:
@@ -78,13 +63,13 @@ def known(value, fmt: Callable) -> str:
 
 
 def _title(report: Report) -> str:
-    text = f"### kscope: {code(where_text(report))}"
-    facts = [cell(device_text(report))] + ([f"torch {cell(report.torch_version)}"] if report.torch_version else [])
-    how, detail = grad_text(report)
+    text = f"### kscope: {code(view.where_text(report))}"
+    facts = [cell(view.device_text(report))] + ([f"torch {cell(report.torch_version)}"] if report.torch_version else [])
+    how, detail = view.grad_text(report)
     if how:
         facts.append(cell(how + (f" ({detail})" if detail else "")))
-    if mode_label(report):
-        facts.append(f"torch.compile: {code(mode_label(report))}")
+    if view.mode_label(report):
+        facts.append(f"torch.compile: {code(view.mode_label(report))}")
     return text + "\n\n" + " · ".join(facts)
 
 
@@ -100,18 +85,18 @@ def _modes_table(report: Report) -> str:
 
     def kernel_time(m: ModeResult) -> str:
         spread = m.kernel_time_us_range
-        middle = f", middle half {fmt_us(spread[0])}–{fmt_us(spread[1])}" if spread else ""
+        middle = f", middle half {view.fmt_us(spread[0])}–{view.fmt_us(spread[1])}" if spread else ""
         calls = f", {m.kernel_samples} calls" if m.kernel_samples else ""
-        return fmt_us(m.kernel_time_us) + (f" ({middle[2:]}{calls})" if middle or calls else "")
+        return view.fmt_us(m.kernel_time_us) + (f" ({middle[2:]}{calls})" if middle or calls else "")
 
     rows = [
         row("launches", lambda m: fmt_count(m.launches)),
         row("traffic (read + written)", traffic),
-        row("array-sized transfers", lambda m: transfers_text(report, m.bytes_total) or UNKNOWN),
+        row("array-sized transfers", lambda m: view.transfers_text(report, m.bytes_total) or UNKNOWN),
         row("kernel time (median)", kernel_time),
-        row("call time (median)", lambda m: known(m.call_time_us, fmt_us)),
-        row("round trips", lambda m: round_trips_text(m, UNKNOWN)),
-        ["verdict (kernel time)", "", cell(verdict_text(report) or UNKNOWN)],
+        row("call time (median)", lambda m: known(m.call_time_us, view.fmt_us)),
+        row("round trips", lambda m: view.round_trips_text(m, UNKNOWN)),
+        ["verdict (kernel time)", "", cell(view.verdict_text(report) or UNKNOWN)],
     ]
     if c is not None:
         graphs = f"{known(c.graphs, str)} graph{'s' if c.graphs != 1 else ''}"
@@ -133,20 +118,26 @@ def _compiled_sections(report: Report, c: ModeResult) -> list[str]:
              cell(fmt_bytes(k.bytes_total, UNKNOWN))]
             for k in fused
         ]
-        parts.append("#### Fused kernels\n\n" + table(["kernel", "ops fused", "lines", "traffic / call"], rows, "lllr"))
-    parts += _listed(
-        f"Graph breaks ({c.graphs} graphs)" if c.graphs is not None else "Graph breaks",
-        [(_lines(report, [b.line]) + ": " if b.line else "") + cell(b.reason) + (f" (hint: {cell(b.hint)})" if b.hint else "")
-         for b in c.graph_breaks],
-    )
-    parts += _listed(
-        "Recompiles",
-        [(f"{code(r.function)}" + (f" line {r.line}" if r.line else "") + ": " if r.function else "") + code(r.reason)
-         for r in c.recompiles],
-    )
-    extra = autotune_lines(c) + ([c.cuda_graphs.line()] if c.cuda_graphs is not None else [])
+        header = ["kernel", "ops fused", "lines", "traffic / call"]
+        parts.append("#### Fused kernels\n\n" + table(header, rows, "lllr"))
+    title = f"Graph breaks ({c.graphs} graphs)" if c.graphs is not None else "Graph breaks"
+    parts += _listed(title, [_graph_break(report, b) for b in c.graph_breaks])
+    parts += _listed("Recompiles", [_recompile(r) for r in c.recompiles])
+    extra = view.autotune_lines(c) + ([c.cuda_graphs.line()] if c.cuda_graphs is not None else [])
     parts += _listed("Compile mode", [cell(x) for x in extra])
     return parts
+
+
+def _graph_break(report: Report, b: GraphBreak) -> str:
+    """"`graph_break.py:11`: data-dependent branch: … (hint: …)"."""
+    where = _lines(report, [b.line]) + ": " if b.line else ""
+    return where + cell(b.reason) + (f" (hint: {cell(b.hint)})" if b.hint else "")
+
+
+def _recompile(r: Recompile) -> str:
+    """"`stepper` line 4: `G['step'] == 1`": the function, and the guard that failed."""
+    where = code(r.function) + (f" line {r.line}" if r.line else "") + ": " if r.function else ""
+    return where + code(r.reason)
 
 
 def _listed(title: str, items: list[str]) -> list[str]:
@@ -160,9 +151,9 @@ def _sweep(report: Report) -> list[str]:
             fmt_n(p.n),
             f"{fmt_count(p.eager.launches)} → {fmt_count(p.compiled.launches)}",
             " → ".join(known(m.bytes_total, lambda b, n=p.n: per_element(b, n)) for m in (p.eager, p.compiled)),
-            cell(known(p.eager.call_time_us, lambda _: spread_text(p.eager))),
-            cell(known(p.compiled.call_time_us, lambda _: spread_text(p.compiled))),
-            cell(sweep_verdict(p)),
+            cell(known(p.eager.call_time_us, lambda _: view.spread_text(p.eager))),
+            cell(known(p.compiled.call_time_us, lambda _: view.spread_text(p.compiled))),
+            cell(view.sweep_verdict(p)),
         ]
         for p in sweep.points
     ]
@@ -170,8 +161,8 @@ def _sweep(report: Report) -> list[str]:
     if rows:
         header = ["n", "launches", "B/n", "eager call", "compiled call", "compiled"]
         parts.append("#### Size sweep\n\n" + table(header, rows, "rrrrrl"))
-        parts.append(SWEEP_COLUMNS)
-    parts.append(f"**{cell(sweep.crossover_text())}** · {cell(sweep_how(sweep))}")
+        parts.append(view.SWEEP_COLUMNS)
+    parts.append(f"**{cell(sweep.crossover_text())}** · {cell(view.sweep_how(sweep))}")
     if sweep.stopped:
         parts.append(f"Stopped early: {cell(sweep.stopped)}")
     return parts

@@ -41,8 +41,9 @@ def save_gzipped(source: str, dest: str) -> None:
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".kscope-trace-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out, open(source, "rb") as src:
-            shutil.copyfileobj(src, out)
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+            with open(source, "rb") as src:
+                shutil.copyfileobj(src, out)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's file is private; a saved trace is a plain file
         os.replace(tmp, dest)
     except BaseException:
