@@ -289,8 +289,7 @@ class Report:
     compile_options: Any = None
     """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
     traces: dict[str, str] | None = field(default=None, hash=False)
-    """--trace-dir: the chrome traces saved, {"eager": path, "compiled": path} (absolute paths;
-    a mode whose trace was not written is missing, the notes say why); None without it."""
+    """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
     schema: int = SCHEMA
 
     @property
@@ -368,8 +367,7 @@ def phase_launches(report: Report) -> str:
 
 def summary_line(report: Report, unknown: str = "?") -> str:
     """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%
-    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); bytes kscope
-    does not know read `unknown`."""
+    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
     e, c = report.eager, report.compiled
     if e is None:
         return "no result"
