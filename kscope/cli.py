@@ -1,4 +1,5 @@
-"""Command line: `kscope FILE.py[:FUNCTION]` (the live app), `--once` / `--json`, or a saved trace."""
+"""Command line: `kscope FILE.py[:FUNCTION]` (the live app), `--once` / `--json` / `--markdown`, or a
+saved trace (`--json` too)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--export-dir", default="kscope-export", metavar="DIR",
         help="where the app's key e exports (a new folder per export; default ./kscope-export)",
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="with --once: print only the Report as GitHub-flavoured Markdown"
+    )
+    parser.add_argument(
+        "--trace-dir", metavar="DIR",
+        help="with --once: save the run's chrome traces here (FILE-TARGET-eager.json.gz, ...-compiled.json.gz)",
     )
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="default: cuda when available")
     parser.add_argument(
@@ -106,7 +114,10 @@ def sweep_options(args: argparse.Namespace) -> dict | None:
 
 def switches(args: argparse.Namespace) -> dict:
     """The run's switches and compile options, as the worker's RunRequest names them."""
-    return {"cold": args.cold, "backward": args.backward, "no_grad": args.no_grad, "compile": args.compile}
+    return {
+        "cold": args.cold, "backward": args.backward, "no_grad": args.no_grad, "compile": args.compile,
+        "trace_dir": args.trace_dir,
+    }
 
 
 def compile_options(args: argparse.Namespace) -> dict | str:
@@ -131,12 +142,19 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["serve"]:
         return serve_cli(argv[1:])
     args = parse_args(argv)
-    if args.json and not args.once:
+    if args.json and args.markdown:
+        print("kscope: --json and --markdown: give one of them (each prints the Report alone on stdout)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json or args.markdown:
         args.once = True
     if args.target.endswith((".json", ".json.gz")):
-        return summarise_trace(args.target)
+        if args.markdown or args.trace_dir:
+            print(f"kscope: {'--markdown' if args.markdown else '--trace-dir'} is for a run of FILE.py; "
+                  "a trace takes --json", file=sys.stderr)
+            return EXIT_USAGE
+        return summarise_trace(args.target, as_json=args.json)
     path, name = split_target(args.target)
-    problem = check_file(path)
+    problem = check_file(path) or check_trace_dir(args)
     if problem:
         print(f"kscope: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -165,10 +183,30 @@ def check_file(path: str) -> str | None:
     return None
 
 
+def check_trace_dir(args: argparse.Namespace) -> str | None:
+    """--trace-dir: a folder kscope can write (made when missing), for a single --once run; its
+    absolute path goes to the worker."""
+    if not args.trace_dir:
+        return None
+    if args.sweep:
+        return "--trace-dir saves the traces of one run; a sweep makes many runs: drop --sweep or --trace-dir"
+    if not args.once:
+        return "--trace-dir works with --once, --json or --markdown (the live app does not save traces yet)"
+    folder = os.path.abspath(args.trace_dir)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        return f"--trace-dir {args.trace_dir}: cannot make this folder ({e.strerror or e})"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"--trace-dir {args.trace_dir}: this folder is not writable"
+    args.trace_dir = folder
+    return None
+
+
 def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     from kscope.once import run_once
 
-    # With --json, stdout carries the JSON alone: the user's prints and logs go to stderr.
+    # With --json or --markdown, stdout carries the Report alone: the user's prints and logs go to stderr.
     report = run_once(
         path, name, args.device, args.timeout, args.calls, stdout=sys.stderr.fileno(), sweep=sweep_options(args),
         **switches(args),
@@ -178,12 +216,18 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
         json.dump(report.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
+    if args.markdown:
+        from kscope.render_markdown import report_markdown
+
+        sys.stdout.write(report_markdown(report))
+        return code
     if report.errors and report.eager is None and not (report.sweep and report.sweep.points):
         # Nothing ran: one clear line per error, no table.
+        from kscope.view import error_detail, error_where
+
         for e in report.errors:
-            where = f"{os.path.relpath(e.file)}:{e.line}: " if e.file and e.line else ""
-            detail = e.message if e.type == "TargetError" else f"{e.type}: {e.message}"
-            print(f"kscope: {where}{detail}", file=sys.stderr)
+            where = f"{error_where(e)}: " if e.file and e.line else ""
+            print(f"kscope: {where}{error_detail(e)}", file=sys.stderr)
         return code
     from rich.console import Console
 
@@ -199,21 +243,27 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     return code
 
 
-def summarise_trace(path: str) -> int:
+def summarise_trace(path: str, as_json: bool = False) -> int:
     if not os.path.isfile(path):
         print(f"kscope: {path}: no such file", file=sys.stderr)
         return EXIT_USAGE
-    from rich.console import Console
-
-    from kscope.engine.kernels import load_trace, summarize
-    from kscope.render import render_trace
+    from kscope.engine.kernels import load_trace
+    from kscope.trace_file import trace_figures
 
     try:
-        events = load_trace(path)
-    except (OSError, ValueError, KeyError) as e:
+        figures = trace_figures(path, load_trace(path))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         print(f"kscope: {path}: not a profiler trace ({e})", file=sys.stderr)
         return EXIT_USAGE
-    Console().print(render_trace(path, summarize(events)))
+    if as_json:
+        json.dump(figures.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    from rich.console import Console
+
+    from kscope.render import render_trace
+
+    Console().print(render_trace(figures))
     return EXIT_OK
 
 

@@ -10,7 +10,20 @@ from rich.table import Table
 from rich.text import Text
 
 from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
-from kscope.view import autotune_lines, call_text, fmt_us, mode_label, round_trips_line, transfers_text
+from kscope.view import (
+    autotune_lines,
+    call_text,
+    device_text,
+    error_detail,
+    error_where,
+    fmt_us,
+    grad_text,
+    mode_label,
+    round_trips_line,
+    transfers_text,
+    verdict_line,
+    where_text,
+)
 
 
 def short_name(name: str, width: int = 48) -> str:
@@ -80,17 +93,14 @@ class KernelName:
 
 
 def header(report: Report) -> Text:
-    where = f"{os.path.relpath(report.file)}:{report.target}" if report.target else os.path.relpath(report.file)
-    device = report.device + (f" ({report.device_name})" if report.device_name else "")
     text = Text()
     text.append("kscope ", style="bold")
-    text.append(where, style="bold cyan")
-    text.append(f"  {device}  torch {report.torch_version}", style="dim")
-    if report.backward is not None:
-        text.append("\nforward + backward", style="bold magenta")
-        text.append(f": backward from {report.backward.loss}; gradients of {', '.join(report.backward.grads_of)}")
-    elif report.no_grad:
-        text.append("\nunder torch.no_grad()", style="bold magenta")
+    text.append(where_text(report), style="bold cyan")
+    text.append(f"  {device_text(report)}  torch {report.torch_version}", style="dim")
+    how, detail = grad_text(report)
+    if how:
+        text.append(f"\n{how}", style="bold magenta")
+        text.append(f": {detail}" if detail else "")
     if mode_label(report):
         text.append(f"\ntorch.compile: {mode_label(report)}", style="bold magenta")
     return text
@@ -170,14 +180,8 @@ def timing_line(report: Report) -> Text:
     text = Text()
     if not e or not c or s is None:
         return text
-    style = {"faster": "bold green", "slower": "bold red"}.get(s.verdict, "bold")
-    if s.verdict in ("faster", "slower"):
-        text.append(f"compiled {s.text()}", style=style)
-    elif s.verdict == "busy":
-        share = f"{s.cpu_waiting:.0%}" if s.cpu_waiting is not None else "much"
-        text.append(f"can't tell: the CPU was busy ({share} of the time a task waited for it)", style="bold yellow")
-    else:
-        text.append("compiled and eager: same within noise", style=style)
+    style = {"faster": "bold green", "slower": "bold red", "busy": "bold yellow"}.get(s.verdict, "bold")
+    text.append(verdict_line(report), style=style)
     text.append(f": kernel time {fmt_us(e.kernel_time_us)} → {fmt_us(c.kernel_time_us)}")
     if e.kernel_time_us_range and c.kernel_time_us_range:
         spread = ", ".join(f"{fmt_us(lo)}–{fmt_us(hi)}" for lo, hi in (e.kernel_time_us_range, c.kernel_time_us_range))
@@ -224,12 +228,10 @@ def round_trips_table(trips) -> Table:
 def errors_text(report: Report) -> Text:
     text = Text()
     for e in report.errors:
-        where = os.path.relpath(e.file) if e.file else ""
-        if e.line:
-            where += f":{e.line}"
+        where = error_where(e)
         text.append(f"error ({e.stage}) ", style="bold red")
         text.append(f"{where} " if where else "")
-        text.append(f"{e.type}: {e.message}\n" if e.type not in ("TargetError",) else f"{e.message}\n")
+        text.append(f"{error_detail(e)}\n")
     return text
 
 
@@ -276,21 +278,16 @@ def render_report(report: Report) -> RenderableType:
     return Group(*parts)
 
 
-def render_trace(path: str, summary) -> RenderableType:
-    """A saved profiler trace: launches per kernel name."""
-    counts: dict[str, list[float]] = {}
-    for launch in summary.launches:
-        entry = counts.setdefault(launch.name, [0, 0.0])
-        entry[0] += 1
-        entry[1] += launch.dur_us
-    table = Table(title=f"{os.path.basename(path)}: {summary.device} trace", title_justify="left", expand=True)
+def render_trace(figures) -> RenderableType:
+    """A saved profiler trace (trace_file.TraceFigures): launches per kernel name, per call when
+    kscope marked the calls."""
+    per = "/call" if figures.calls is not None else " total"
+    title = f"{os.path.basename(figures.file)}: {figures.device} trace"
+    table = Table(title=title, title_justify="left", expand=True)
     table.add_column("kernel", overflow="fold", ratio=3)
-    table.add_column("launches", justify="right")
-    table.add_column("µs total", justify="right")
-    for name, (n, us) in sorted(counts.items(), key=lambda kv: -kv[1][1]):
-        table.add_row(short_name(name, 80), str(n), f"{us:.1f}")
-    caption = f"{len(summary.launches)} launches"
-    if summary.device == "cuda":
-        caption += f", memcpy {summary.memcpy}, memset {summary.memset} (not counted as kernels)"
-    table.caption = caption
+    table.add_column(f"launches{per}", justify="right")
+    table.add_column(f"µs{per}", justify="right")
+    for k in figures.kernels:
+        table.add_row(short_name(k.name, 80), fmt_count(k.launches), f"{k.time_us:.1f}")
+    table.caption = figures.caption()
     return table

@@ -10,37 +10,15 @@ from rich.text import Text
 
 from kscope.render import short_name
 from kscope.report import Report, fmt_count
-from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n, per_element
-from kscope.view import fmt_us
+from kscope.report_sweep import Sweep, SweepPoint, fmt_n, per_element
+from kscope.view import SWEEP_COLUMNS, spread, spread_text, sweep_how, sweep_verdict
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
 
-def spread_text(m: SweepMode) -> str:
-    """"412 µs ±6%": the median wall time per call, and half its interquartile range."""
-    return _spread(m.call_time_us, m.call_time_us_range)
-
-
-def _spread(median: float | None, quartiles: tuple[float, float] | None) -> str:
-    if median is None:
-        return "?"
-    text = fmt_us(median)
-    if quartiles and median > 0:
-        text += f" ±{(quartiles[1] - quartiles[0]) / 2 / median * 100:.0f}%"
-    return text
-
-
 def versus(p: SweepPoint) -> Text:
     """"1.4× faster", "5.6× slower", "same", "busy": compiled against eager, wall time per call."""
-    if p.verdict == "faster":
-        words = f"{p.ratio:.1f}× faster"
-    elif p.verdict == "slower":
-        words = f"{1 / p.ratio:.1f}× slower" if p.ratio > 0 else "slower"
-    elif p.verdict == "busy":
-        words = "busy"
-    else:
-        words = "same"
-    return Text(words, style=VERDICT_STYLE.get(p.verdict, "dim"))
+    return Text(sweep_verdict(p), style=VERDICT_STYLE.get(p.verdict, "dim"))
 
 
 def kernels_text(p: SweepPoint) -> str:
@@ -91,8 +69,8 @@ def ran_table(sweep: Sweep) -> Table:
     table.add_column("kernel time", justify="right", no_wrap=True)
     table.add_column("compiled kernels that ran (kind) · graph · compile", overflow="fold")
     for p in sweep.points:
-        kernel_time = f"{_spread(p.eager.kernel_time_us, p.eager.kernel_time_us_range)} → " \
-                      f"{_spread(p.compiled.kernel_time_us, p.compiled.kernel_time_us_range)}"
+        kernel_time = f"{spread(p.eager.kernel_time_us, p.eager.kernel_time_us_range)} → " \
+                      f"{spread(p.compiled.kernel_time_us, p.compiled.kernel_time_us_range)}"
         table.add_row(fmt_n(p.n), kernel_time, kernels_text(p) + (f" · {p.recompiled}" if p.recompiled else ""))
     return table
 
@@ -114,8 +92,7 @@ def _gbps(x: float | None) -> str:
 def sweep_summary(sweep: Sweep) -> Text:
     """The crossover, the compiles, and why the sweep stopped, in one or three lines."""
     text = Text(sweep.crossover_text(), style="bold")
-    how = "each size compiled on its own (--sweep-static)" if sweep.static else "one torch.compile for all sizes"
-    text.append(f" · {how}, {sweep.recompiles} recompile{'s' if sweep.recompiles != 1 else ''}")
+    text.append(f" · {sweep_how(sweep)}")
     if sweep.stopped:
         text.append(f"\nstopped early: {sweep.stopped}", style="yellow")
     return text
@@ -129,8 +106,7 @@ def render_sweep(report: Report, width: int = 100) -> RenderableType:
     parts: list[RenderableType] = [header(report)]
     if sweep is not None and sweep.points:
         parts.append(sweep_table(sweep, width))
-        parts.append(Text("eager → compiled: launches, bytes per element (B/n); wall time per call, median ± half "
-                          "its interquartile range; compiled against eager, calls timed in pairs", style="dim"))
+        parts.append(Text(SWEEP_COLUMNS, style="dim"))
         parts.append(ran_table(sweep))
         parts.append(sweep_summary(sweep))
         parts.append(Text.from_ansi(plot_text(sweep, report.peak_gbps, width=min(width, 120), height=20)))

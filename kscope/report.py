@@ -6,10 +6,10 @@ tests and exports. Nothing here imports torch, so the UI process can load it fre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA = 6
+SCHEMA = 7
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -20,7 +20,8 @@ whether grad mode was off (`no_grad`).
 compiled ones were not fused.
 6: the Report says how the target was compiled (`compile_options`: mode, dynamic, fullgraph,
 inductor options); the compiled mode lists max-autotune's choices (`autotune`) and what CUDA
-graphs did (`cuda_graphs`)."""
+graphs did (`cuda_graphs`).
+7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path)."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -287,6 +288,8 @@ class Report:
     """A size sweep (kscope.report_sweep.Sweep), for a --sweep run; None otherwise."""
     compile_options: Any = None
     """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
+    traces: dict[str, str] | None = field(default=None, hash=False)
+    """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
     schema: int = SCHEMA
 
     @property
@@ -324,10 +327,10 @@ def gbps(nbytes: int | None, time_us: float) -> float | None:
     return nbytes / (time_us * 1e3)
 
 
-def fmt_bytes(n: float | None) -> str:
-    """Decimal units, as the article counts: 20,000,000 B is 20.0 MB; "?" when unknown."""
+def fmt_bytes(n: float | None, unknown: str = "?") -> str:
+    """Decimal units, as the article counts: 20,000,000 B is 20.0 MB; `unknown` when unknown."""
     if n is None:
-        return "?"
+        return unknown
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(n) >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -362,16 +365,16 @@ def phase_launches(report: Report) -> str:
     return " · ".join(f"{PHASE_TAGS[p]} {count(e, p)} → {count(c, p)}" for p in ran)
 
 
-def summary_line(report: Report) -> str:
+def summary_line(report: Report, unknown: str = "?") -> str:
     """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%
-    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …")."""
+    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
     e, c = report.eager, report.compiled
     if e is None:
         return "no result"
     if c is None:
-        return f"launches {fmt_count(e.launches)}, traffic {fmt_bytes(e.bytes_total)} (compiled: no result)"
+        return f"launches {fmt_count(e.launches)}, traffic {fmt_bytes(e.bytes_total, unknown)} (compiled: no result)"
     launches = phase_launches(report) or f"launches {fmt_count(e.launches)} → {fmt_count(c.launches)}"
-    text = f"{launches}, traffic {fmt_bytes(e.bytes_total)} → {fmt_bytes(c.bytes_total)}"
+    text = f"{launches}, traffic {fmt_bytes(e.bytes_total, unknown)} → {fmt_bytes(c.bytes_total, unknown)}"
     if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"

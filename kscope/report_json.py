@@ -55,6 +55,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "source": r.source,
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
         "compile_options": None if r.compile_options is None else r.compile_options.to_dict(),
+        "traces": None if r.traces is None else dict(r.traces),
     }
 
 
@@ -80,11 +81,13 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         no_grad=d.get("no_grad", False),
         sweep=sweep_from_dict(d.get("sweep")),
         compile_options=None if d.get("compile_options") is None else CompileOptions.from_dict(d["compile_options"]),
+        traces=None if d.get("traces") is None else dict(d["traces"]),
         schema=d.get("schema", SCHEMA),
     )
 
 
-def _num(x: float) -> float | int:
+def json_number(x: float) -> float | int:
+    """A count as JSON: 2, not 2.0; a fraction to 3 places."""
     return int(x) if float(x).is_integer() else round(x, 3)
 
 
@@ -92,7 +95,7 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
     if m is None:
         return None
     out: dict[str, Any] = {
-        "launches": _num(m.launches),
+        "launches": json_number(m.launches),
         "bytes_read": m.bytes_read,
         "bytes_written": m.bytes_written,
         "kernel_time_us": round(m.kernel_time_us, 3),
@@ -107,7 +110,7 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
         "traffic_source": m.traffic_source,
         "phases": {
             p.phase: {
-                "launches": _num(p.launches),
+                "launches": json_number(p.launches),
                 "bytes_read": p.bytes_read,
                 "bytes_written": p.bytes_written,
                 "kernel_time_us": round(p.kernel_time_us, 3),
@@ -133,7 +136,7 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
         "name": k.name,
         "kind": k.kind,
         "phase": k.phase,
-        "launches": _num(k.launches),
+        "launches": json_number(k.launches),
         "time_us": round(k.time_us, 3),
         "bytes_read": k.bytes_read,
         "bytes_written": k.bytes_written,

@@ -67,6 +67,8 @@ class RunSpec:
     """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
     sweep: dict | None = None
     """The sweep's options (sizes, budget_s, static) from the command line, for `z`; None: defaults."""
+    trace_dir: str | None = None
+    """Save each run's chrome traces here (engine.trace_export); None: keep none. A sweep keeps none."""
 
 
 class LiveSession:
@@ -325,7 +327,8 @@ class LiveSession:
         timeout = spec.timeout + (sweep["budget_s"] if sweep else 0)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
-            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile}
+            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile,
+                        "trace_dir": spec.trace_dir}
             request_id = worker.send(
                 sweep_request(spec.file, spec.target, spec.device, sweep, switches)
                 if sweep

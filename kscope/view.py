@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count
+from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, RunError, fmt_bytes, fmt_count
 
 
 @dataclass(frozen=True)
@@ -175,12 +176,12 @@ def graph_signature(report: Report | None) -> tuple | None:
     )
 
 
-def round_trips_text(mode: ModeResult | None) -> str:
+def round_trips_text(mode: ModeResult | None, unknown: str = "?") -> str:
     """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet)."""
     if mode is None:
         return "…"
     if mode.round_trips is None:
-        return "?"
+        return unknown
     if not mode.round_trips:
         return "0"
     total = sum(t.bytes or 0 for t in mode.round_trips)
@@ -224,3 +225,90 @@ def mode_change(before: Report, now: Report | None) -> str:
     if a is None or b is None or a.mode == b.mode:
         return ""
     return f"{a.mode}→{b.mode}"
+
+
+def shown_path(path: str) -> str:
+    """A path relative to here when it is below here ("samples/add_relu.py"), else absolute."""
+    relative = os.path.relpath(path)
+    return os.path.abspath(path) if relative.startswith("..") else relative
+
+
+def where_text(report: Report) -> str:
+    """"samples/add_relu.py:add_relu": the file (see shown_path) and the target."""
+    path = shown_path(report.file)
+    return f"{path}:{report.target}" if report.target else path
+
+
+def device_text(report: Report) -> str:
+    """"cpu (AMD EPYC 7B13)"."""
+    return report.device + (f" ({report.device_name})" if report.device_name else "")
+
+
+def grad_text(report: Report) -> tuple[str, str]:
+    """How the target ran, when not as a plain forward: ("forward + backward", "backward from …;
+    gradients of a, b"), ("under torch.no_grad()", ""); else ("", "")."""
+    if report.backward is not None:
+        b = report.backward
+        return "forward + backward", f"backward from {b.loss}; gradients of {', '.join(b.grads_of)}"
+    return ("under torch.no_grad()", "") if report.no_grad else ("", "")
+
+
+def verdict_line(report: Report) -> str:
+    """"compiled 1.9× faster", "compiled and eager: same within noise", "can't tell: the CPU was busy
+    (35% of the time a task waited for it)"; "" when the modes were not timed against each other."""
+    s = report.speedup
+    if not report.eager or not report.compiled or s is None:
+        return ""
+    if s.verdict in ("faster", "slower"):
+        return f"compiled {s.text()}"
+    if s.verdict == "busy":
+        share = f"{s.cpu_waiting:.0%}" if s.cpu_waiting is not None else "much"
+        return f"can't tell: the CPU was busy ({share} of the time a task waited for it)"
+    return "compiled and eager: same within noise"
+
+
+def error_where(e: RunError) -> str:
+    """"samples/x.py:5" (see shown_path), "samples/x.py", or ""."""
+    where = shown_path(e.file) if e.file else ""
+    return where + (f":{e.line}" if e.line else "")
+
+
+def error_detail(e: RunError) -> str:
+    """"ValueError: bad" ; kscope's own one-liners (a TargetError) without the type."""
+    return e.message if e.type == "TargetError" else f"{e.type}: {e.message}"
+
+
+def spread_text(m) -> str:
+    """"412 µs ±6%": a sweep mode's median wall time per call, and half its interquartile range."""
+    return spread(m.call_time_us, m.call_time_us_range)
+
+
+def spread(median: float | None, quartiles: tuple[float, float] | None) -> str:
+    if median is None:
+        return "?"
+    text = fmt_us(median)
+    if quartiles and median > 0:
+        text += f" ±{(quartiles[1] - quartiles[0]) / 2 / median * 100:.0f}%"
+    return text
+
+
+def sweep_verdict(p) -> str:
+    """"1.4× faster", "5.6× slower", "same", "busy": a sweep point's compiled against eager."""
+    if p.verdict == "faster":
+        return f"{p.ratio:.1f}× faster"
+    if p.verdict == "slower":
+        return f"{1 / p.ratio:.1f}× slower" if p.ratio > 0 else "slower"
+    return "busy" if p.verdict == "busy" else "same"
+
+
+SWEEP_COLUMNS = (
+    "eager → compiled: launches, bytes per element (B/n); wall time per call, median ± half its interquartile "
+    "range; compiled against eager, calls timed in pairs"
+)
+"""What the sweep table's columns say."""
+
+
+def sweep_how(sweep) -> str:
+    """"one torch.compile for all sizes, 1 recompile"."""
+    how = "each size compiled on its own (--sweep-static)" if sweep.static else "one torch.compile for all sizes"
+    return f"{how}, {sweep.recompiles} recompile{'s' if sweep.recompiles != 1 else ''}"

@@ -9,7 +9,7 @@ import torch
 
 from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.kernels import summarize
-from kscope.engine.profiling import is_nonwork, profile_calls, record_events, synchronize
+from kscope.engine.profiling import Keep, is_nonwork, profile_calls, record_events, synchronize
 from kscope.engine.target import Target
 from kscope.engine.timing import kernel_samples, retimed
 from kscope.engine.round_trips import eager_round_trips
@@ -30,7 +30,8 @@ class EagerRun:
     notes: tuple[str, ...] = ()
 
 
-def run_eager(target: Target, device: torch.device, calls: int, user_file: str) -> EagerRun:
+def run_eager(target: Target, device: torch.device, calls: int, user_file: str, keep: Keep | None = None) -> EagerRun:
+    """`keep`: handed the trace of the `calls` profiled calls (--trace-dir)."""
     call = target.runner()
 
     for _ in range(WARMUP_CALLS):
@@ -52,7 +53,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str) 
     events = record_events(accounted, device, 1)
     dispatched = frozenset(mode.dispatched)
     accounting = summarize(events, is_nonwork, dispatched)
-    timed = profile_calls(call, device, calls, dispatched)
+    timed = profile_calls(call, device, calls, dispatched, keep)
 
     by_owner: dict[int, list] = defaultdict(list)
     for op in mode.ops:

@@ -18,24 +18,36 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+Keep = Callable[[str], object]
+"""Handed the path of an exported chrome trace before it is deleted (to keep a copy of it)."""
+
+
 def profile_calls(
-    fn: Callable[[], object], device: torch.device, calls: int, dispatch_ops: Collection[str] | None = None
+    fn: Callable[[], object],
+    device: torch.device,
+    calls: int,
+    dispatch_ops: Collection[str] | None = None,
+    keep: Keep | None = None,
 ) -> TraceSummary:
     """Profile `calls` calls of fn (synchronizing after each on CUDA) and summarize the trace."""
-    return summarize(record_events(fn, device, calls), is_nonwork, dispatch_ops)
+    return summarize(record_events(fn, device, calls, keep), is_nonwork, dispatch_ops)
 
 
-def record_events(fn: Callable[[], object], device: torch.device, calls: int) -> list[dict]:
+def record_events(fn: Callable[[], object], device: torch.device, calls: int, keep: Keep | None = None) -> list[dict]:
     """The chrome-trace events of `calls` calls of fn under torch.profiler, each call marked
     ("kscope::call#0", ...) so that its launches can be told from the others'."""
-    return record_labelled([(str(i), fn) for i in range(calls)], device)
+    return record_labelled([(str(i), fn) for i in range(calls)], device, keep=keep)
 
 
 def record_labelled(
-    calls: list[tuple[str, Callable[[], object]]], device: torch.device, between: Callable[[], object] | None = None
+    calls: list[tuple[str, Callable[[], object]]],
+    device: torch.device,
+    between: Callable[[], object] | None = None,
+    keep: Keep | None = None,
 ) -> list[dict]:
     """Profile each (label, fn) in turn inside a "kscope::call#label" marker, synchronizing after
-    each on CUDA; `between` runs before each call, outside its marker (a cache flush)."""
+    each on CUDA; `between` runs before each call, outside its marker (a cache flush). `keep`
+    sees the exported trace file before it is deleted (--trace-dir)."""
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
@@ -51,6 +63,8 @@ def record_labelled(
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
+        if keep is not None:
+            keep(path)
         return load_trace(path)
     finally:
         os.unlink(path)

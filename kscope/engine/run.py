@@ -19,6 +19,7 @@ from kscope.engine.eager import run_eager
 from kscope.engine.inductor_capture import TrafficStore, configure_inductor
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
+from kscope.engine.trace_export import TraceExport
 from kscope.report import Report, RunError
 from kscope.report_compile import CompileOptions
 
@@ -40,6 +41,8 @@ class RunRequest:
     """Run the target under torch.no_grad() (--no-grad): the inference graph."""
     compile: dict | None = None
     """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
+    trace_dir: str | None = None
+    """Save the profiled chrome traces here (--trace-dir): see engine.trace_export."""
     settle: bool = False
     """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
     live app draws it on the other core, which would compete with the timed calls."""
@@ -110,13 +113,21 @@ def run(
     )
     options = CompileOptions.from_dict(request.compile)
     report = replace(report, no_grad=request.no_grad, compile_options=options)
+    export = TraceExport(request.trace_dir, path, target.name) if request.trace_dir else None
+
+    def traced(report: Report) -> Report:
+        """The report with the traces saved so far, and why any was not."""
+        if export is None:
+            return report
+        return replace(report, traces=export.traces(), notes=report.notes + export.take_notes())
+
     try:
-        eager = run_eager(target, device, request.calls, path)
+        eager = run_eager(target, device, request.calls, path, keep=export.keeper("eager") if export else None)
     except TargetError as e:
         return finished(report, start, target_error(e, path))
     except Exception as e:
-        return finished(report, start, user_error("eager", e, path))
-    report = replace(report, eager=eager.result, notes=report.notes + eager.notes)
+        return finished(traced(report), start, user_error("eager", e, path))
+    report = traced(replace(report, eager=eager.result, notes=report.notes + eager.notes))
     if isinstance(target.step, BackwardStep):
         report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
     if on_eager is not None:
@@ -126,18 +137,20 @@ def run(
         if before_timing is not None:
             before_timing()
         one_round = eager.result.kernel_time_us * 1e-6 + compiled_call_s
-        return time_both(
-            target.runner(), compiled_call, device, eager.dispatched, request.cold, one_round
-        )
+        timed = time_both(target.runner(), compiled_call, device, eager.dispatched, request.cold, one_round)
+        if export is not None:  # after the timing, still under the compile's mode and options
+            export.profile_compiled(compiled_call, device, request.calls)
+        return timed
 
     try:
         compiled = run_compiled(target, device, path, _store, eager, time_it, options=options)
         report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
         timed = compiled.timing
     except CompileFailed as e:
-        return finished(report, start, user_error("compile", e.__cause__ or e, path))
+        return finished(traced(report), start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
-        return finished(report, start, user_error("compiled", e, path))
+        return finished(traced(report), start, user_error("compiled", e, path))
+    report = traced(report)
     saved = report.compiled.bytes_saved
     if saved and report.backward is None and report.eager.phase("backward") is None:
         # a forward alone (a target that runs its own backward needs grad mode: no --no-grad hint)
