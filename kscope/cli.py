@@ -191,7 +191,7 @@ def check_trace_dir(args: argparse.Namespace) -> str | None:
     if args.sweep:
         return "--trace-dir saves the traces of one run; a sweep makes many runs: drop --sweep or --trace-dir"
     if not args.once:
-        return "--trace-dir works with --once, --json or --markdown (the live app does not save traces yet)"
+        return "--trace-dir works with --once, --json or --markdown (in the app, key e exports the traces of the run on screen)"
     folder = os.path.abspath(args.trace_dir)
     try:
         os.makedirs(folder, exist_ok=True)

@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from kscope.render_markdown import report_markdown
@@ -32,11 +33,15 @@ def export_report(report: Report, root: str | os.PathLike, svg: str | None = Non
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".kscope-export-", dir=root))
     try:
+        copied = {}
+        for mode, path in (report.traces or {}).items():
+            if os.path.isfile(path):  # the app keeps the traces of its last few runs only
+                shutil.copyfile(path, staging / os.path.basename(path))
+                copied[mode] = os.path.basename(path)
+        # the exported Report names the copies beside it, not the app's private folder
+        report = replace(report, traces=copied or None)
         (staging / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
         (staging / "report.md").write_text(report_markdown(report))
-        for mode, path in sorted((report.traces or {}).items()):
-            if os.path.isfile(path):  # a trace of an earlier run may have been replaced since
-                shutil.copyfile(path, staging / os.path.basename(path))
         if svg is not None:
             (staging / "screenshot.svg").write_text(svg)
         os.chmod(staging, 0o755)  # mkdtemp makes it private

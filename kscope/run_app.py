@@ -4,7 +4,9 @@ and its exit status. The app itself is kscope.app."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import threading
 
 from kscope.app import KscopeApp
@@ -16,12 +18,16 @@ def run_app(
     path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
     present: bool = False, export_dir: str = DEFAULT_ROOT, **switches,
 ) -> int:
-    spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, **switches)
+    # Each run's traces, for key e to export with its Report; gone with the app.
+    switches.pop("trace_dir", None)  # the command line's is for --once
+    traces = tempfile.mkdtemp(prefix="kscope-traces-")
+    spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, trace_dir=traces, **switches)
     app = KscopeApp(spec, sweep_at_start=sweep is not None, present=present, export_dir=export_dir)
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.
         app.shutdown()
+        shutil.rmtree(traces, ignore_errors=True)
         os._exit(128 + signum)
 
     def on_terminate(signum, frame):
@@ -39,4 +45,5 @@ def run_app(
         app.run()
     finally:
         app.shutdown()
+        shutil.rmtree(traces, ignore_errors=True)
     return app.return_code or 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import signal
 import threading
 import time
@@ -327,13 +328,12 @@ class LiveSession:
         timeout = spec.timeout + (sweep["budget_s"] if sweep else 0)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
-            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile,
-                        "trace_dir": spec.trace_dir}
+            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile}
             request_id = worker.send(
                 sweep_request(spec.file, spec.target, spec.device, sweep, switches)
                 if sweep
                 else {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
-                      **switches, "settle": True}
+                      **switches, "trace_dir": run_trace_dir(spec.trace_dir, run_id), "settle": True}
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))
@@ -382,3 +382,18 @@ class LiveSession:
         from dataclasses import replace
 
         self.emit(SessionEvent("report", run_id, replace(base, errors=base.errors + (error,))))
+
+
+KEPT_TRACE_RUNS = 3
+"""Runs whose traces the app keeps (the one on screen may be a run or two behind the newest)."""
+
+
+def run_trace_dir(root: str | None, run_id: int) -> str | None:
+    """A run's own trace folder under root (the app's, for key e), the older ones removed: an
+    export copies the traces of the Report it exports, never those of a newer run."""
+    if root is None:
+        return None
+    for name in os.listdir(root) if os.path.isdir(root) else ():
+        if name.startswith("run-") and name[4:].isdigit() and int(name[4:]) <= run_id - KEPT_TRACE_RUNS:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    return os.path.join(root, f"run-{run_id}")
