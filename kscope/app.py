@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from kscope.export import DEFAULT_ROOT, export_report
@@ -28,6 +28,7 @@ from kscope.watch import FileWatcher
 from kscope.widgets.breaks import BreaksPane
 from kscope.widgets.code import CodePane
 from kscope.widgets.fused import FusedKernels
+from kscope.widgets.errors import ErrorBanner
 from kscope.widgets.help import HelpScreen
 from kscope.widgets.kernels import KernelTable
 from kscope.widgets.launches import LaunchCounts
@@ -132,7 +133,7 @@ class KscopeApp(App):
                 with TabPane("sweep", id="sweep"):
                     yield SweepPane()
         yield PresentView(id="present")
-        yield Static("", id="errors")
+        yield ErrorBanner("", id="errors")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -382,20 +383,7 @@ class KscopeApp(App):
             self._show_errors(report)
 
     def _show_errors(self, report: Report) -> None:
-        banner = self.query_one("#errors", Static)
-        if not report.errors:
-            if banner.display:  # only a change of what is shown needs a new layout
-                banner.update("")
-                banner.display = False
-            return
-        lines = []
-        for e in report.errors:
-            where = os.path.basename(e.file) if e.file else ""
-            where += f":{e.line}" if e.line else ""
-            kind = "" if e.type == "TargetError" or not e.message else f"{e.type}: "
-            lines.append(f"✗ {e.stage} {where}  {kind}{e.message or e.type}")
-        banner.update("\n".join(lines))
-        banner.display = True
+        self.query_one(ErrorBanner).show(report)
 
     # --- status line -------------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ def read_page(page, path: Path) -> str:
     return subprocess.run(["tesseract", str(path), "-"], capture_output=True, text=True, timeout=60).stdout
 
 
-def wait_for_text(page, path: Path, name: str, timeout: float = 120.0) -> str:
+def wait_for_text(page, path: Path, name: str, timeout: float = 180.0) -> str:
     deadline = time.monotonic() + timeout
     text = ""
     while time.monotonic() < deadline:
