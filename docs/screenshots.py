@@ -6,7 +6,10 @@ kscope-120x40.svg: samples/add_relu.py after a save that added `* 2`; kscope-80x
 at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (forward + backward);
 kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10² to 10⁷);
 kscope-round-trips-120x40.svg: samples/matmul_gelu.py with the round trips tab (`t`);
-kscope-modes-120x40.svg: samples/linear_frozen.py frozen, reduce-overhead then `m` (max-autotune).
+kscope-modes-120x40.svg: samples/linear_frozen.py frozen, reduce-overhead then `m` (max-autotune);
+kscope-present-100x30.svg: the presentation view (--present) after the `* 2` save.
+kscope-browser.png (`kscope serve` in chromium) is made by the browser test:
+KSCOPE_BROWSER_SHOT=docs/kscope-browser.png pytest tests/test_browser.py
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 async def shoot(
     sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then: str = "",
-    spec: dict | None = None,
+    spec: dict | None = None, present: bool = False,
 ) -> None:
     """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs);
     spec: RunSpec fields as on the command line (no_grad, compile)."""
@@ -36,7 +39,7 @@ async def shoot(
     tmp = Path(tempfile.mkdtemp(prefix="kscope-shot-"))
     path = tmp / sample
     shutil.copy(REPO / "samples" / sample, path)
-    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5, **(spec or {})))
+    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5, **(spec or {})), present=present)
 
     async def settled(pilot, runs: int) -> None:
         deadline = time.monotonic() + 300
@@ -84,6 +87,8 @@ def times_two(text: str) -> str:
 SHOTS = {
     "kscope-120x40.svg": dict(sample="add_relu.py", size=(120, 40), edit=times_two),
     "kscope-80x24.svg": dict(sample="add_relu.py", size=(80, 24), edit=times_two),
+    # --present at a projector's 100×30, after the same save
+    "kscope-present-100x30.svg": dict(sample="add_relu.py", size=(100, 30), edit=times_two, present=True),
     "kscope-backward-120x40.svg": dict(sample="train_mlp.py", size=(120, 40), keys="g"),
     "kscope-sweep-120x40.svg": dict(sample="add_relu.py", size=(120, 40), sweep=True),
     "kscope-round-trips-120x40.svg": dict(sample="matmul_gelu.py", size=(120, 40), then="t"),
