@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from marked_processes import Marked, state
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; sets a controlling terminal"),
@@ -54,15 +56,7 @@ def inputs(device, n=1000):
 BUSY = TARGET.replace("return (a + b).relu()", "while True:\n        a = a + 1")
 
 
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
-
-
-class Kscope:
+class Kscope(Marked):
     """kscope in a pseudo-terminal of 120x40, its screen output collected."""
 
     def __init__(self, folder: Path, source: str = TARGET):
@@ -112,22 +106,7 @@ class Kscope:
         self.master = None
 
     def processes(self) -> dict[int, str]:
-        """Every live process kscope started (any depth), by its environment marker."""
-        found = {}
-        needle = self.marker.encode() + b"\0"
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == self.proc.pid:
-                continue
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if needle not in f.read():
-                        continue
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                continue
-            if _state(int(entry)) not in (None, "Z"):  # a zombie holds no memory
-                found[int(entry)] = cmd
+        found = super().processes()
         self.seen.update(found)
         return found
 
@@ -155,26 +134,8 @@ class Kscope:
 
         self.wait(ready, "the first report, both workers, the compile pool and the user's child")
 
-    def gone_within(self, seconds: float) -> tuple[float, dict[int, str]]:
-        """Seconds until kscope and everything it started had exited, or what was left."""
-        start = time.monotonic()
-        while True:
-            left = self.processes()
-            if self.proc.poll() is not None and not left:
-                return time.monotonic() - start, {}
-            if time.monotonic() - start > seconds:
-                return time.monotonic() - start, left
-            time.sleep(0.02)
-
     def cleanup(self) -> None:
-        for pid in self.processes():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        self.kill_marked()
         if self.master is not None:
             self._hang_up.set()
             self._reader.join()
@@ -216,7 +177,7 @@ def test_quitting_leaves_no_process_behind(tmp_path, how, busy):
             time.sleep(0.5)  # well inside the run
         before = dict(k.processes())
         if busy:  # the spare is frozen (SIGSTOP) while a run is timed: it must go too
-            assert any(_state(pid) == "T" and "kscope.worker" in cmd for pid, cmd in before.items()), before
+            assert any(state(pid) == "T" and "kscope.worker" in cmd for pid, cmd in before.items()), before
         mark = len(k.screen)
         _quit(k, how)
         took, left = k.gone_within(QUIT_WITHIN_S + 3)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from marked_processes import Marked
+
 from conftest import SAMPLES
 
 pytestmark = [
@@ -49,15 +51,16 @@ def listening(port: int) -> set[str]:
     return found
 
 
-class Served:
+class Served(Marked):
     """`kscope serve FILE` in a process group of its own, as a shell runs a foreground job."""
 
     def __init__(self, folder: Path, *flags: str):
         self.path = folder / "add_relu.py"
         self.path.write_text((SAMPLES / "add_relu.py").read_text())
         self.port = free_port()
-        self.marker = uuid.uuid4().hex
-        env = {**os.environ, "KSCOPE_SERVE_TEST": self.marker}
+        self.marker = f"KSCOPE_SERVE_TEST={uuid.uuid4().hex}"
+        key, value = self.marker.split("=")
+        env = {**os.environ, key: value}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kscope", "serve", str(self.path), "--port", str(self.port), "--device", "cpu",
              *flags],
@@ -69,25 +72,6 @@ class Served:
     def _read(self) -> None:
         for line in self.proc.stdout:
             self.out.extend(line)
-
-    def processes(self) -> dict[int, str]:
-        """Every live process the server started (any depth), by the marker."""
-        found, needle = {}, f"KSCOPE_SERVE_TEST={self.marker}".encode() + b"\0"
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == self.proc.pid:
-                continue
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if needle not in f.read():
-                        continue
-                with open(f"/proc/{entry}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                        continue
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    found[int(entry)] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                continue
-        return found
 
     def apps(self) -> list[int]:
         return [pid for pid, cmd in self.processes().items() if " -m kscope " in cmd + " " and " serve " not in cmd]
@@ -107,25 +91,8 @@ class Served:
     def wait_serving(self) -> None:
         self.wait(lambda: b"kscope: serving" in self.out, "the server to start")
 
-    def gone_within(self, seconds: float) -> tuple[float, dict[int, str]]:
-        start = time.monotonic()
-        while True:
-            left = self.processes()
-            if self.proc.poll() is not None and not left:
-                return time.monotonic() - start, {}
-            if time.monotonic() - start > seconds:
-                return time.monotonic() - start, left
-            time.sleep(0.05)
-
     def cleanup(self) -> None:
-        for pid in self.processes():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+        self.kill_marked()
 
 
 class Tab:
