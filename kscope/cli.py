@@ -51,6 +51,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
     )
     parser.add_argument("--calls", type=int, default=5, help="calls profiled in the eager half's first look")
+    parser.add_argument(
+        "--nproc", type=int, metavar="N",
+        help="run the target in N rank processes with a process group (gloo on the CPU, nccl on CUDA), as torchrun",
+    )
     parser.add_argument("--cold", action="store_true", help="flush the caches before each timed call")
     grad = parser.add_mutually_exclusive_group()
     grad.add_argument(
@@ -116,7 +120,7 @@ def switches(args: argparse.Namespace) -> dict:
     """The run's switches and compile options, as the worker's RunRequest names them."""
     return {
         "cold": args.cold, "backward": args.backward, "no_grad": args.no_grad, "compile": args.compile,
-        "trace_dir": args.trace_dir,
+        "trace_dir": args.trace_dir, "nproc": args.nproc,
     }
 
 
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return summarise_trace(args.target, as_json=args.json)
     path, name = split_target(args.target)
-    problem = check_file(path) or check_trace_dir(args)
+    problem = check_file(path) or check_nproc(args) or check_trace_dir(args)
     if problem:
         print(f"kscope: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -180,6 +184,16 @@ def check_file(path: str) -> str | None:
         return f"{path}: is a directory; give a Python file, e.g. {os.path.join(path, 'model.py')}"
     if not path.endswith(".py"):
         return f"{path}: not a .py file"
+    return None
+
+
+def check_nproc(args: argparse.Namespace) -> str | None:
+    if args.nproc is None:
+        return None
+    if args.nproc < 1:
+        return f"--nproc {args.nproc}: give the number of ranks, 1 or more"
+    if args.sweep:
+        return "--nproc runs one distributed run; a sweep makes many runs: drop --sweep or --nproc"
     return None
 
 
