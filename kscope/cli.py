@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
                   "a trace takes --json", file=sys.stderr)
             return EXIT_USAGE
         return summarise_trace(args.target, as_json=args.json)
+    if os.path.isdir(args.target) and not args.markdown and not args.trace_dir:
+        from kscope.trace_ranks import trace_paths
+
+        if trace_paths(args.target):
+            return summarise_rank_traces(args.target, as_json=args.json)
     path, name = split_target(args.target)
     problem = check_file(path) or check_nproc(args) or check_trace_dir(args)
     if problem:
@@ -278,6 +283,25 @@ def summarise_trace(path: str, as_json: bool = False) -> int:
     from kscope.render import render_trace
 
     Console().print(render_trace(figures))
+    return EXIT_OK
+
+
+def summarise_rank_traces(folder: str, as_json: bool = False) -> int:
+    """`kscope DIR`: a folder of per-rank chrome traces (trace_ranks)."""
+    from kscope.trace_ranks import folder_dict, rank_traces, render_rank_traces
+
+    try:
+        ranks = rank_traces(folder)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        print(f"kscope: {folder}: not a folder of profiler traces ({e})", file=sys.stderr)
+        return EXIT_USAGE
+    if as_json:
+        json.dump(folder_dict(folder, ranks), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    from rich.console import Console
+
+    Console().print(render_rank_traces(folder, ranks))
     return EXIT_OK
 
 
