@@ -33,6 +33,7 @@ from kscope.widgets.kernels import KernelTable
 from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
 from kscope.widgets.present import PresentView
+from kscope.widgets.ranks import RanksPane
 from kscope.widgets.round_trips import RoundTripsPane
 from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
@@ -131,6 +132,8 @@ class KscopeApp(App):
                     yield LogPane()
                 with TabPane("sweep", id="sweep"):
                     yield SweepPane()
+                with TabPane("ranks", id="ranks"):
+                    yield RanksPane()
         yield PresentView(id="present")
         yield Static("", id="errors")
         yield Footer()
@@ -377,6 +380,7 @@ class KscopeApp(App):
         self.query_one(SourcePane).show(report)
         self.query_one(BreaksPane).show(report.compiled)
         self.query_one(RoundTripsPane).show(report)
+        self.query_one(RanksPane).show(report)
         self.query_one(PresentView).show(report, before)
         if not partial:
             self._show_errors(report)

@@ -33,7 +33,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "largest_input_bytes": r.largest_input_bytes,
         "eager": mode_to_dict(r.eager, compiled=False),
         "compiled": mode_to_dict(r.compiled, compiled=True),
-        "errors": [dataclasses.asdict(e) for e in r.errors],
+        "errors": [error_to_dict(e) for e in r.errors],
         "notes": list(r.notes),
         "wall_s": round(r.wall_s, 3),
         "peak_gbps": _round(r.peak_gbps),
@@ -87,6 +87,14 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         ranks=ranks_from_list(d.get("ranks")),
         schema=d.get("schema", SCHEMA),
     )
+
+
+def error_to_dict(e: RunError) -> dict[str, Any]:
+    """An error; "rank" only in a run of several ranks (schema 8), so one process's stay as they were."""
+    d = dataclasses.asdict(e)
+    if d["rank"] is None:
+        del d["rank"]
+    return d
 
 
 def json_number(x: float) -> float | int:

@@ -107,13 +107,13 @@ def differences(ranks: tuple[RankResult, ...]) -> dict[int, list[str]]:
 def ranks_to_list(ranks: tuple[RankResult, ...] | None) -> list[dict] | None:
     if ranks is None:
         return None
-    from kscope.report_json import mode_to_dict
+    from kscope.report_json import error_to_dict, mode_to_dict
 
     return [
         {
             "rank": r.rank, "stage": r.stage, "wall_s": round(r.wall_s, 3),
             "eager": mode_to_dict(r.eager, compiled=False), "compiled": mode_to_dict(r.compiled, compiled=True),
-            "errors": [_error_dict(e) for e in r.errors], "notes": list(r.notes),
+            "errors": [error_to_dict(e) for e in r.errors], "notes": list(r.notes),
         }
         for r in ranks
     ]
@@ -134,8 +134,3 @@ def ranks_from_list(items: list[dict] | None) -> tuple[RankResult, ...] | None:
         for d in items
     )
 
-
-def _error_dict(e: Any) -> dict:
-    import dataclasses
-
-    return dataclasses.asdict(e)
