@@ -78,6 +78,7 @@ class KscopeApp(App):
         Binding("b", "tab('breaks')", "breaks"),
         Binding("t", "tab('round-trips')", "round trips", show=False),
         Binding("o", "tab('output')", "output", show=False),
+        Binding("k", "tab('ranks')", "ranks", show=False),
     ]
 
     def __init__(
