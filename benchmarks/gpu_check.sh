@@ -15,6 +15,7 @@ $py -c 'import torch, datetime; print(f"date {datetime.datetime.utcnow():%Y-%m-%
 : > "$base.jsonl"
 status=0
 for f in samples/*.py; do
+  grep -q "torch.distributed" "$f" && continue  # needs a process group: --nproc, below
   echo "== $f" >&2
   if PYTHONPATH=. $py -m kscope "$f" --once --json --device cuda >> "$base.jsonl"; then :; else status=1; fi
 done
@@ -29,6 +30,26 @@ for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
     names = [k["name"] for k in c["kernels"]] if c else []
     print(f'{r["file"].split("/")[-1]}: eager {e and e["launches"]} launches {e and e["bytes_read"] + e["bytes_written"]} B; '
           f'compiled {c and c["launches"]} launches {c and c["bytes_read"] + c["bytes_written"]} B {names}; errors {r["errors"]}')
+PY
+# Distributed (--nproc): one rank with nccl on the one GPU (issue 14); each Report has its "ranks".
+: > "$base-nproc1.jsonl"
+for f in samples/allreduce.py samples/ddp_mlp.py; do
+  echo "== $f --nproc 1" >&2
+  extra=$([ "$f" = samples/ddp_mlp.py ] && echo --backward)
+  if PYTHONPATH=. $py -m kscope "$f" --once --json --device cuda --nproc 1 $extra >> "$base-nproc1.jsonl"; then :; else status=1; fi
+done
+$py - "$base-nproc1.jsonl" >> "$base.txt" <<'PY'
+import json, sys
+for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
+    if not line.strip():
+        continue
+    r = json.loads(line)
+    for rank in r.get("ranks") or []:
+        for mode in ("eager", "compiled"):
+            m = rank[mode] or {}
+            print(f'{r["file"].split("/")[-1]} --nproc 1 rank {rank["rank"]} {mode}: launches {m.get("launches")} '
+                  f'kernels {[k["name"] for k in m.get("kernels", [])]} collectives {m.get("collectives")}')
+    print(f'  errors {r["errors"]}')
 PY
 # Compile modes on CUDA: CUDA graphs ("N kernels in 1 graph launch") and max-autotune's choices.
 : > "$base-modes.jsonl"

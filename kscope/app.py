@@ -34,6 +34,7 @@ from kscope.widgets.kernels import KernelTable
 from kscope.widgets.launches import LaunchCounts
 from kscope.widgets.log import LogPane
 from kscope.widgets.present import PresentView
+from kscope.widgets.ranks import RanksPane
 from kscope.widgets.round_trips import RoundTripsPane
 from kscope.widgets.source import SourcePane
 from kscope.widgets.status import StatusLine
@@ -78,6 +79,7 @@ class KscopeApp(App):
         Binding("b", "tab('breaks')", "breaks"),
         Binding("t", "tab('round-trips')", "round trips", show=False),
         Binding("o", "tab('output')", "output", show=False),
+        Binding("k", "tab('ranks')", "ranks", show=False),
     ]
 
     def __init__(
@@ -132,6 +134,8 @@ class KscopeApp(App):
                     yield LogPane()
                 with TabPane("sweep", id="sweep"):
                     yield SweepPane()
+                with TabPane("ranks", id="ranks"):
+                    yield RanksPane()
         yield PresentView(id="present")
         yield ErrorBanner("", id="errors")
         yield Footer()
@@ -378,6 +382,7 @@ class KscopeApp(App):
         self.query_one(SourcePane).show(report)
         self.query_one(BreaksPane).show(report.compiled)
         self.query_one(RoundTripsPane).show(report)
+        self.query_one(RanksPane).show(report)
         self.query_one(PresentView).show(report, before)
         if not partial:
             self._show_errors(report)

@@ -51,6 +51,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
     )
     parser.add_argument("--calls", type=int, default=5, help="calls profiled in the eager half's first look")
+    parser.add_argument(
+        "--nproc", type=int, metavar="N",
+        help="run the target in N rank processes with a process group (gloo on the CPU, nccl on CUDA), as torchrun",
+    )
     parser.add_argument("--cold", action="store_true", help="flush the caches before each timed call")
     grad = parser.add_mutually_exclusive_group()
     grad.add_argument(
@@ -116,7 +120,7 @@ def switches(args: argparse.Namespace) -> dict:
     """The run's switches and compile options, as the worker's RunRequest names them."""
     return {
         "cold": args.cold, "backward": args.backward, "no_grad": args.no_grad, "compile": args.compile,
-        "trace_dir": args.trace_dir,
+        "trace_dir": args.trace_dir, "nproc": args.nproc,
     }
 
 
@@ -153,8 +157,13 @@ def main(argv: list[str] | None = None) -> int:
                   "a trace takes --json", file=sys.stderr)
             return EXIT_USAGE
         return summarise_trace(args.target, as_json=args.json)
+    if os.path.isdir(args.target) and not args.markdown and not args.trace_dir:
+        from kscope.trace_ranks import trace_paths
+
+        if trace_paths(args.target):
+            return summarise_rank_traces(args.target, as_json=args.json)
     path, name = split_target(args.target)
-    problem = check_file(path) or check_trace_dir(args)
+    problem = check_file(path) or check_nproc(args) or check_trace_dir(args)
     if problem:
         print(f"kscope: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -180,6 +189,16 @@ def check_file(path: str) -> str | None:
         return f"{path}: is a directory; give a Python file, e.g. {os.path.join(path, 'model.py')}"
     if not path.endswith(".py"):
         return f"{path}: not a .py file"
+    return None
+
+
+def check_nproc(args: argparse.Namespace) -> str | None:
+    if args.nproc is None:
+        return None
+    if args.nproc < 1:
+        return f"--nproc {args.nproc}: give the number of ranks, 1 or more"
+    if args.sweep:
+        return "--nproc runs one distributed run; a sweep makes many runs: drop --sweep or --nproc"
     return None
 
 
@@ -264,6 +283,25 @@ def summarise_trace(path: str, as_json: bool = False) -> int:
     from kscope.render import render_trace
 
     Console().print(render_trace(figures))
+    return EXIT_OK
+
+
+def summarise_rank_traces(folder: str, as_json: bool = False) -> int:
+    """`kscope DIR`: a folder of per-rank chrome traces (trace_ranks)."""
+    from kscope.trace_ranks import folder_dict, rank_traces, render_rank_traces
+
+    try:
+        ranks = rank_traces(folder)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        print(f"kscope: {folder}: not a folder of profiler traces ({e})", file=sys.stderr)
+        return EXIT_USAGE
+    if as_json:
+        json.dump(folder_dict(folder, ranks), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    from rich.console import Console
+
+    Console().print(render_rank_traces(folder, ranks))
     return EXIT_OK
 
 

@@ -6,7 +6,7 @@ import os
 import time
 
 from kscope.report import Report, RunError
-from kscope.worker_client import Worker, WorkerDied, sweep_request
+from kscope.worker_client import Worker, WorkerDied, run_timeout, sweep_request
 
 
 def run_once(
@@ -33,7 +33,9 @@ def run_once(
             worker.send(sweep_request(file, target, device, sweep, options))
             timeout += sweep["budget_s"]
         else:
-            worker.send({"file": file, "target": target, "device": device, "calls": calls, **options})
+            worker.send({"file": file, "target": target, "device": device, "calls": calls, **options,
+                         **({"timeout": timeout} if options.get("nproc") else {})})
+            timeout = run_timeout(timeout, options.get("nproc"))
         deadline = time.monotonic() + timeout
         while True:
             message = worker.read(max(0.0, deadline - time.monotonic()))

@@ -271,6 +271,10 @@ def render_report(report: Report) -> RenderableType:
         fused = fused_table(report.compiled)
         if fused is not None:
             parts.append(fused)
+    if report.ranks:
+        from kscope.render_ranks import render_ranks
+
+        parts.append(render_ranks(report))
     for note in report.notes:
         parts.append(Text(f"note: {note}", style="dim"))
     if report.errors:

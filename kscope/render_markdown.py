@@ -26,6 +26,10 @@ def report_markdown(report: Report) -> str:
         parts.append(_modes_table(report))
         if report.compiled is not None:
             parts += _compiled_sections(report, report.compiled)
+    if report.ranks:
+        from kscope.render_ranks import ranks_markdown
+
+        parts += ranks_markdown(report)
     if report.traces:
         listed = ", ".join(f"{mode} {code(view.shown_path(path))}" for mode, path in report.traces.items())
         parts.append(f"Chrome traces (Perfetto, `kscope TRACE`): {listed}")

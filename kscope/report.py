@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA = 7
+SCHEMA = 8
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -21,7 +21,9 @@ compiled ones were not fused.
 6: the Report says how the target was compiled (`compile_options`: mode, dynamic, fullgraph,
 inductor options); the compiled mode lists max-autotune's choices (`autotune`) and what CUDA
 graphs did (`cuda_graphs`).
-7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path)."""
+7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path).
+8: each mode lists its collectives (report_ranks.Collective); a run of N ranks (--nproc) has `ranks`
+(report_ranks.RankResult each) and an error says its `rank`."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -204,6 +206,8 @@ class ModeResult(Traffic):
     """report_compile.Autotune: each op max-autotune timed candidates for, in the graphs that ran."""
     cuda_graphs: Any = None
     """report_compile.CudaGraphs, when the mode asks for CUDA graphs; None otherwise."""
+    collectives: tuple[Any, ...] = ()
+    """report_ranks.Collective: the collectives a call ran (apart from kernels and their traffic)."""
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:
@@ -256,6 +260,8 @@ class RunError:
     message: str
     file: str | None = None
     line: int | None = None
+    rank: int | None = None
+    """The rank it happened on, in a run of several (--nproc)."""
 
 
 @dataclass(frozen=True)
@@ -290,6 +296,8 @@ class Report:
     """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
     traces: dict[str, str] | None = field(default=None, hash=False)
     """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
+    ranks: tuple[Any, ...] | None = None
+    """--nproc: report_ranks.RankResult per rank (the fields above are rank 0's); None otherwise."""
     schema: int = SCHEMA
 
     @property

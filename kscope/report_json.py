@@ -18,6 +18,7 @@ from kscope.report import (
     Speedup,
 )
 from kscope.report_compile import Autotune, CompileOptions, CudaGraphs
+from kscope.report_ranks import Collective, ranks_from_list, ranks_to_list
 from kscope.report_sweep import sweep_from_dict, sweep_to_dict
 
 
@@ -30,9 +31,9 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "device_name": r.device_name,
         "torch_version": r.torch_version,
         "largest_input_bytes": r.largest_input_bytes,
-        "eager": _mode_to_dict(r.eager, compiled=False),
-        "compiled": _mode_to_dict(r.compiled, compiled=True),
-        "errors": [dataclasses.asdict(e) for e in r.errors],
+        "eager": mode_to_dict(r.eager, compiled=False),
+        "compiled": mode_to_dict(r.compiled, compiled=True),
+        "errors": [error_to_dict(e) for e in r.errors],
         "notes": list(r.notes),
         "wall_s": round(r.wall_s, 3),
         "peak_gbps": _round(r.peak_gbps),
@@ -56,6 +57,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
         "compile_options": None if r.compile_options is None else r.compile_options.to_dict(),
         "traces": None if r.traces is None else dict(r.traces),
+        "ranks": ranks_to_list(r.ranks),
     }
 
 
@@ -67,8 +69,8 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         device_name=d.get("device_name", ""),
         torch_version=d.get("torch_version", ""),
         largest_input_bytes=d.get("largest_input_bytes", 0),
-        eager=_mode_from_dict(d.get("eager")),
-        compiled=_mode_from_dict(d.get("compiled")),
+        eager=mode_from_dict(d.get("eager")),
+        compiled=mode_from_dict(d.get("compiled")),
         errors=tuple(RunError(**e) for e in d.get("errors", ())),
         notes=tuple(d.get("notes", ())),
         wall_s=d.get("wall_s", 0.0),
@@ -82,8 +84,17 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         sweep=sweep_from_dict(d.get("sweep")),
         compile_options=None if d.get("compile_options") is None else CompileOptions.from_dict(d["compile_options"]),
         traces=None if d.get("traces") is None else dict(d["traces"]),
+        ranks=ranks_from_list(d.get("ranks")),
         schema=d.get("schema", SCHEMA),
     )
+
+
+def error_to_dict(e: RunError) -> dict[str, Any]:
+    """An error; "rank" only in a run of several ranks (schema 8), so one process's stay as they were."""
+    d = dataclasses.asdict(e)
+    if d["rank"] is None:
+        del d["rank"]
+    return d
 
 
 def json_number(x: float) -> float | int:
@@ -91,7 +102,7 @@ def json_number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else round(x, 3)
 
 
-def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | None:
+def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | None:
     if m is None:
         return None
     out: dict[str, Any] = {
@@ -120,6 +131,7 @@ def _mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | N
         "bytes_saved_for_backward": m.bytes_saved,
         "round_trips": None if m.round_trips is None else [dataclasses.asdict(t) for t in m.round_trips],
         "kernels": [_kernel_to_dict(k) for k in m.kernels],
+        "collectives": [c.to_dict() for c in m.collectives],
     }
     if compiled:
         out["compile_s"] = None if m.compile_s is None else round(m.compile_s, 3)
@@ -167,7 +179,7 @@ def _pair(x: tuple[float, float] | None) -> list[float] | None:
     return None if x is None else [round(x[0], 3), round(x[1], 3)]
 
 
-def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
+def mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
     if d is None:
         return None
     kernels = tuple(
@@ -213,4 +225,5 @@ def _mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
         ),
         autotune=tuple(Autotune.from_dict(a) for a in d.get("autotune", ())),
         cuda_graphs=CudaGraphs.from_dict(d.get("cuda_graphs")),
+        collectives=tuple(Collective.from_dict(c) for c in d.get("collectives", ())),
     )

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kscope.report import Report, RunError
-from kscope.worker_client import Worker, WorkerDied, describe_exit, has_answered, set_priority, sweep_request
+from kscope.worker_client import Worker, WorkerDied, describe_exit, has_answered, run_timeout, set_priority, sweep_request
 
 POLL_S = 0.05
 SHOWN_POLL_S = 0.005
@@ -70,6 +70,8 @@ class RunSpec:
     """The sweep's options (sizes, budget_s, static) from the command line, for `z`; None: defaults."""
     trace_dir: str | None = None
     """Save each run's chrome traces here (engine.trace_export); None: keep none. A sweep keeps none."""
+    nproc: int | None = None
+    """Run in this many rank processes (engine.ranks); None: one process."""
 
 
 class LiveSession:
@@ -325,7 +327,7 @@ class LiveSession:
         spec = self.spec
         started = time.monotonic()
         sweep = self._sweeps.pop(run_id, None)
-        timeout = spec.timeout + (sweep["budget_s"] if sweep else 0)
+        timeout = run_timeout(spec.timeout, spec.nproc) + (sweep["budget_s"] if sweep else 0)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
             switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile}
@@ -333,7 +335,8 @@ class LiveSession:
                 sweep_request(spec.file, spec.target, spec.device, sweep, switches)
                 if sweep
                 else {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
-                      **switches, "trace_dir": run_trace_dir(spec.trace_dir, run_id), "settle": True}
+                      **switches, "trace_dir": run_trace_dir(spec.trace_dir, run_id), "settle": not spec.nproc,
+                      **({"nproc": spec.nproc, "timeout": spec.timeout} if spec.nproc else {})}
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))

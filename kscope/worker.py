@@ -181,7 +181,12 @@ def main(argv: list[str]) -> int:
         def until_shown(rid=rid) -> None:
             _wait_until_shown(requests, rid)
 
-        report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
+        if request.nproc:
+            from kscope.engine.ranks import run_ranks
+
+            report = run_ranks(request, on_eager=on_eager)
+        else:
+            report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
         sys.stdout.flush()
         sys.stderr.flush()
         _send(results, {"type": "report", "id": rid, "report": report.to_dict()})

@@ -181,6 +181,16 @@ def set_priority(worker: Worker, nice: int) -> None:
             pass  # raising priority back needs privileges; a slower worker is still correct
 
 
+RANKS_EXTRA_S = 130.0
+"""--nproc: the ranks import torch before their timeout starts (engine.ranks.RANK_STARTUP_S),
+and the worker stops them itself at the timeout to say where each was: wait this much longer."""
+
+
+def run_timeout(timeout: float, nproc: int | None) -> float:
+    """How long a client waits for a run's report before it kills the worker."""
+    return timeout + (RANKS_EXTRA_S if nproc else 0.0)
+
+
 def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
     """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
     grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold", "compile")}

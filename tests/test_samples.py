@@ -18,6 +18,7 @@ import re
 import pytest
 
 from conftest import SAMPLES, line_of
+from kscope.engine.ranks import run_ranks
 from kscope.engine.run import RunRequest, run
 
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.py"))
@@ -212,7 +213,23 @@ def check_linear_frozen(r, path, inputs):
     assert trip.bytes == x.shape[0] * 1024 * x.element_size()
 
 
+def check_allreduce(report, path, inputs):
+    # one all_reduce of the 1,000,000 fp32 between two generated kernels, its bytes apart from theirs
+    (c,) = report.compiled.collectives
+    assert (c.count, c.bytes) == (1, 4_000_000)
+    assert [k.bytes_total for k in report.compiled.kernels] == [8_000_000, 8_000_000]
+    assert (c.after, c.before) == tuple(k.name for k in report.compiled.kernels)
+
+
+def check_ddp_mlp(report, path, inputs):
+    # every gradient in DDP's first bucket: one all_reduce of the 49,472 fp32 parameters in backward
+    (c,) = report.eager.collectives
+    assert (c.count, c.bytes, c.phase) == (1, 197_888, "backward")
+
+
 CLAIMS = {
+    "allreduce.py": check_allreduce,
+    "ddp_mlp.py": check_ddp_mlp,
     "add_relu.py": check_add_relu,
     "chain.py": check_chain,
     "graph_break.py": check_graph_break,
@@ -226,6 +243,8 @@ CLAIMS = {
     "train_step.py": check_train_step,
 }
 SWITCHES = {
+    "allreduce.py": {"nproc": 1, "timeout": 120.0},  # a process group of one rank (test_distributed: two)
+    "ddp_mlp.py": {"nproc": 1, "timeout": 120.0, "backward": True},
     "train_mlp.py": {"backward": True},
     "linear_frozen.py": {"no_grad": True, "compile": {"options": {"freezing": True}}},
 }
@@ -243,7 +262,8 @@ def test_sample_does_what_its_docstring_says(name):
     assert check, f"samples/{name} has no check of its docstring's claim: add one to CLAIMS in {__file__}"
     path = SAMPLES / name
     assert path.read_text().startswith('"""'), f"samples/{name}: no docstring saying what it teaches"
-    report = run(RunRequest(str(path), None, "cpu", calls=2, **SWITCHES.get(name, {})))
+    request = RunRequest(str(path), None, "cpu", calls=2, **SWITCHES.get(name, {}))
+    report = run_ranks(request) if request.nproc else run(request)
     assert not report.errors, report.errors
     assert report.eager is not None and report.compiled is not None
-    check(report, path, sample_inputs(path))
+    check(report, path, None if request.nproc else sample_inputs(path))  # inputs() needs the ranks' group

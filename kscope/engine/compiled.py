@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from kscope.engine.breaks import plain_break
+from kscope.engine.collectives import per_call
 from kscope.engine.compile_modes import applied, autotune_of, cuda_graphs_of, cudagraph_skips
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.inductor_capture import (
@@ -211,6 +212,7 @@ def run_compiled(
         round_trips=_round_trips(graphs, kernels_of, bytes_of, facts),
         autotune=autotune_of(facts.values()),
         cuda_graphs=graphed,
+        collectives=per_call(timed.collectives, calls, lambda x: x.name if x.call else launch_label(x)),
     )
     return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
 

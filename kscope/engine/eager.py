@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kscope.engine.collectives import per_call
 from kscope.engine.kernels import Launch, TraceSummary
 from kscope.engine.kernels import summarize
 from kscope.engine.profiling import Keep, is_nonwork, profile_calls, record_events, synchronize
@@ -79,6 +80,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str, 
         calls=calls,
         traffic_source=TRAFFIC_RULE,
         round_trips=eager_round_trips(mode.ops, returned, _row_names(accounting, by_owner)),
+        collectives=per_call(timed.collectives, calls, launch_label),
     ), kernel_samples(timed, calls))
     notes = (f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted",) if stray else ()
     return EagerRun(result, per_launch, dispatched, notes)

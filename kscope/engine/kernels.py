@@ -32,6 +32,8 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
+from kscope.engine.collectives import find_collectives
+
 # Views, metadata and allocation: ATen ops that move no data by themselves. Composite ops that
 # may or may not copy (reshape, contiguous, to, ...) are listed too: their children decide.
 NONWORK_OPS = frozenset(
@@ -107,6 +109,8 @@ class TraceSummary:
     forward_seq: dict[int, list[int]] = field(default_factory=dict)
     """Autograd sequence number of a forward op -> the kscope markers that ran under it: with
     Launch.seq, what ties a backward launch to the forward op (and line) it came from."""
+    collectives: list = field(default_factory=list)
+    """engine.collectives.CollectiveEvent: the collectives that ran (never launches)."""
 
     def only(self, prefix: str) -> TraceSummary:
         """What ran in the profiled calls whose marker label starts with prefix ("c" of "c3")."""
@@ -117,6 +121,7 @@ class TraceSummary:
             mine.count("memcpy"),
             mine.count("memset"),
             graph_launches=[s for s in self.graph_launches if s is not None and s.startswith(prefix)],
+            collectives=[c for c in self.collectives if c.segment is not None and c.segment.startswith(prefix)],
         )
 
 
@@ -217,7 +222,7 @@ def summarize(
                 kind = cat.removeprefix("gpu_")
                 setattr(summary, kind, getattr(summary, kind) + 1)
                 summary.copies.append((kind, launcher.segment if launcher else None))
-            elif cat == "kernel":
+            elif cat == "kernel" and not e.get("name", "").startswith("nccl"):  # a collective's own kernel
                 op = rules.launch_op(launcher) if launcher else None
                 top = launcher.top if launcher else None
                 summary.launches.append(
@@ -237,6 +242,7 @@ def summarize(
                     )
                 )
         summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
+        summary.collectives = find_collectives(nodes, summary.launches)
         return summary
 
     for n in nodes:
@@ -265,6 +271,7 @@ def summarize(
                     n.seq,
                 )
             )
+    summary.collectives = find_collectives(nodes, summary.launches)
     return summary
 
 

@@ -51,7 +51,9 @@ def record_labelled(
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
-    with profile(activities=activities) as prof:
+    # A collective's bytes come from its tensors' shapes (engine.collectives): record them when
+    # there can be collectives; elsewhere they would only slow every profiled op.
+    with profile(activities=activities, record_shapes=distributed()) as prof:
         for label, fn in calls:
             if between is not None:
                 between()
@@ -68,6 +70,11 @@ def record_labelled(
         return load_trace(path)
     finally:
         os.unlink(path)
+
+
+def distributed() -> bool:
+    """A process group is up (--nproc, or the user's own init_process_group)."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
 
 
 @functools.lru_cache(maxsize=None)

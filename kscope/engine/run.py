@@ -46,6 +46,10 @@ class RunRequest:
     settle: bool = False
     """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
     live app draws it on the other core, which would compete with the timed calls."""
+    nproc: int | None = None
+    """--nproc: run in this many rank processes with a process group (engine.ranks); None: one process."""
+    timeout: float | None = None
+    """--timeout, for the ranks: the worker stops them itself, to say which rank hung where."""
 
 
 _store: TrafficStore | None = None
@@ -151,6 +155,9 @@ def run(
     except Exception as e:
         return finished(traced(report), start, user_error("compiled", e, path))
     report = traced(report)
+    if report.compiled.graphs == 0:  # e.g. a DDP-wrapped module: dynamo traces none of it (torch 2.13)
+        report = replace(report, notes=report.notes + (
+            "compiled: dynamo compiled no graph: the compiled half ran the same ops eagerly",))
     saved = report.compiled.bytes_saved
     if saved and report.backward is None and report.eager.phase("backward") is None:
         # a forward alone (a target that runs its own backward needs grad mode: no --no-grad hint)

@@ -58,6 +58,21 @@ FLUSH_BYTES = 256 << 20
 """--cold: a buffer larger than any L2 / last-level cache, written between timed calls."""
 
 
+_agreement: Callable[[int, str], int] | None = None
+
+
+def agree_with(fn: Callable[[int, str], int] | None) -> None:
+    """Ranks of a distributed run (engine.ranks) must run the same number of calls, or one waits
+    forever in a collective the others never join: fn(value, "min" | "max") reduces a decision
+    over all ranks. None: decide alone."""
+    global _agreement
+    _agreement = fn
+
+
+def agreed(value: int, op: str) -> int:
+    return value if _agreement is None else _agreement(value, op)
+
+
 @dataclass(frozen=True)
 class Samples:
     values: tuple[float, ...]
@@ -178,7 +193,7 @@ def time_both(
     stalled_before, wall_before = _cpu_stall_us(), time.perf_counter()
     e_kernel, c_kernel = [], []
     cheap = round_s is not None and round_s * MIN_ROUNDS < budget_s / 4
-    started, rounds = time.perf_counter(), MIN_ROUNDS if cheap else FLOOR_ROUNDS
+    started, rounds = time.perf_counter(), agreed(MIN_ROUNDS if cheap else FLOOR_ROUNDS, "min")
     first: tuple[TraceSummary, tuple[str, ...]] | None = None
     while rounds > 0:
         base = len(e_kernel)
@@ -193,10 +208,12 @@ def time_both(
         c_kernel += [per_call.get(f"c{i}", 0.0) for i in range(base, base + rounds)]
         done = len(e_kernel)
         if done >= MIN_ROUNDS and _settled(Samples(tuple(e_kernel)), Samples(tuple(c_kernel))):
-            break
-        spent = time.perf_counter() - started
-        affordable = int((budget_s - spent) / (spent / done))
-        rounds = min(MIN_ROUNDS - done if done < MIN_ROUNDS else done, MAX_ROUNDS - done, affordable)
+            rounds = 0
+        else:
+            spent = time.perf_counter() - started
+            affordable = int((budget_s - spent) / (spent / done))
+            rounds = min(MIN_ROUNDS - done if done < MIN_ROUNDS else done, MAX_ROUNDS - done, affordable)
+        rounds = agreed(rounds, "min")
     e_call, c_call = _call_times(eager, compiled, device, flush, CALL_BUDGET_S * budget_s / BUDGET_S)
     stalled_after, wall_after = _cpu_stall_us(), time.perf_counter()
     waiting = None
@@ -234,10 +251,9 @@ def _call_times(eager, compiled, device, flush, budget_s: float = CALL_BUDGET_S)
             took = time.perf_counter() - start
             times[key].append(took * 1e6)
             total[key] += took
-        if i + 1 >= MIN_ROUNDS and max(total.values()) >= CALL_MIN_S:
-            break
         spent = time.perf_counter() - started
-        if i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > budget_s:
+        enough = i + 1 >= MIN_ROUNDS and max(total.values()) >= CALL_MIN_S
+        if agreed(int(enough or (i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > budget_s)), "max"):
             break
     return Samples(tuple(times["e"])), Samples(tuple(times["c"]))
 
