@@ -7,7 +7,6 @@ Data flows one way: save -> FileWatcher -> LiveSession (worker process) -> Sessi
 from __future__ import annotations
 
 import gc
-import os
 import time
 from dataclasses import replace
 
@@ -18,9 +17,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Footer, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
 
-from kscope.export import DEFAULT_ROOT, export_report
+from kscope.app_talk import TalkKeys
+from kscope.export import DEFAULT_ROOT
 from kscope.report import Report
 from kscope.report_compile import CompileOptions
 from kscope.session import LiveSession, RunSpec, SessionEvent
@@ -58,7 +57,7 @@ class FileMissing(Message):
     pass
 
 
-class KscopeApp(App):
+class KscopeApp(TalkKeys, App):
     CSS_PATH = "kscope.tcss"
     TITLE = "kscope"
     BINDINGS = [
@@ -189,41 +188,6 @@ class KscopeApp(App):
         self.spec = replace(self.spec, compile=options.to_dict())
         self.session.spec = self.spec
         self._latest(self.session.request_run(coalesce=False))
-        self._refresh_status()
-
-    def action_present(self) -> None:
-        """p: the presentation view <-> the panes."""
-        self.presenting = not self.presenting
-        self.set_class(self.presenting, "-present")
-
-    def action_slide(self, slide: str) -> None:
-        """v (and z while presenting): the verdict (the sweep's plot) in the presentation view, or
-        back to the launches."""
-        present = self.query_one(PresentView)
-        if not self.presenting:
-            self.action_present()
-            if present.slide == slide:
-                return
-        present.choose(slide)
-        present.show(self.shown, self.before)
-
-    def action_export(self) -> None:
-        """e: the Report on screen, its traces and a screenshot, into a new folder, on a thread."""
-        report = self.shown if self.shown is not None and self.shown.compiled is not None else self.good
-        if report is None:
-            self.notify("nothing to export yet: the first run has not finished")
-            return
-        svg = self.export_screenshot()
-        self.run_worker(lambda: export_report(report, self.export_dir, svg), name="export", thread=True)
-
-    @on(Worker.StateChanged)
-    def _exported(self, event: Worker.StateChanged) -> None:
-        if event.worker.name != "export" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
-            return
-        if event.state == WorkerState.SUCCESS:
-            self.state = f"exported to {os.path.relpath(event.worker.result)}{os.sep}"
-        else:
-            self.state = f"export failed: {event.worker.error}"
         self._refresh_status()
 
     def action_tab(self, name: str) -> None:

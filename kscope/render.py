@@ -9,7 +9,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, fmt_bytes, fmt_count, summary_line
+from kscope.report import Kernel, ModeResult, Report
+from kscope.report_text import PHASE_TAGS, fmt_bytes, fmt_count, summary_line
 from kscope.view import (
     autotune_lines,
     call_text,

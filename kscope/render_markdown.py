@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from kscope.report import GraphBreak, ModeResult, Recompile, Report, RunError, fmt_bytes, fmt_count, summary_line
+from kscope.report import GraphBreak, ModeResult, Recompile, Report, RunError
+from kscope.report_text import fmt_bytes, fmt_count, summary_line
 from kscope.report_sweep import fmt_n, per_element
 from kscope import view
 

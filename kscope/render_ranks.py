@@ -7,7 +7,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.report import PHASE_TAGS, Report, fmt_bytes, fmt_count
+from kscope.report import Report
+from kscope.report_text import PHASE_TAGS, fmt_bytes, fmt_count
 from kscope.report_ranks import RankResult, collective_bytes, differences
 
 OVERVIEW_HEADER = ["rank", "launches", "traffic", "collectives", "collective bytes", "kernel µs", "call µs", "stage"]

@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kscope.render import short_name
-from kscope.report import Report, fmt_count
+from kscope.report import Report
+from kscope.report_text import fmt_count
 from kscope.report_sweep import Sweep, SweepPoint, fmt_n, per_element
 from kscope.view import SWEEP_COLUMNS, spread, spread_text, sweep_how, sweep_verdict
 

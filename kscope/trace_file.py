@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kscope.engine.kernels import CALL_PREFIX, TraceSummary, summarize
-from kscope.report import fmt_count
+from kscope.report_text import fmt_count
 from kscope.report_json import json_number
 
 

@@ -70,7 +70,7 @@ def render_rank_traces(folder: str, ranks: list[RankTrace]):
     from rich.table import Table
 
     from kscope.render_ranks import COLLECTIVE_HEADER
-    from kscope.report import fmt_bytes, fmt_count
+    from kscope.report_text import fmt_bytes, fmt_count
 
     per = "per call" if all(r.figures.calls for r in ranks) else "totals"
     table = Table(title=f"{folder}: {len(ranks)} rank traces ({per})", title_justify="left")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kscope.report import PHASE_TAGS, Kernel, ModeResult, Report, RunError, fmt_bytes, fmt_count
+from kscope.report import Kernel, ModeResult, Report, RunError
+from kscope.report_text import PHASE_TAGS, fmt_bytes, fmt_count
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-from kscope.report import GraphBreak, Kernel, ModeResult, Report, RunError, fmt_bytes, summary_line
+from kscope.report import GraphBreak, Kernel, ModeResult, Report, RunError
+from kscope.report_text import fmt_bytes, summary_line
 
 
 def _report():
@@ -75,7 +76,8 @@ def test_a_kernel_without_ops_says_what_it_does():
 
 
 def test_phases_sum_tag_and_round_trip():
-    from kscope.report import Backward, Kernel, ModeResult, Report, phase_totals, summary_line
+    from kscope.report import Backward, Kernel, ModeResult, Report, phase_totals
+    from kscope.report_text import summary_line
     from kscope.view import kernel_rows, saving, vanished
 
     def mode(kernels):

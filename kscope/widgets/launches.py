@@ -6,7 +6,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
-from kscope.report import Report, fmt_count, summary_line
+from kscope.report import Report
+from kscope.report_text import fmt_count, summary_line
 from kscope.view import call_text, change_line, mode_change, round_trips_line, verdict_text
 
 

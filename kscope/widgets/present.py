@@ -12,7 +12,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, Static
 
-from kscope.report import Kernel, Report, fmt_bytes, fmt_count
+from kscope.report import Kernel, Report
+from kscope.report_text import fmt_bytes, fmt_count
 from kscope.view import change_line, mode_change, verdict_text
 from kscope.widgets.bigtext import BigText
 from kscope.widgets.sweep import SweepPlot

@@ -8,7 +8,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kscope.report import Report, RoundTrip, fmt_bytes
+from kscope.report import Report, RoundTrip
+from kscope.report_text import fmt_bytes
 from kscope.view import autotune_lines
 
 

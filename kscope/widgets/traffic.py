@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from kscope.report import PHASE_TAGS, Report, fmt_bytes, phases_ran
+from kscope.report import Report
+from kscope.report_text import PHASE_TAGS, fmt_bytes, phases_ran
 from kscope.view import saving, transfers_text
 
 KERNEL_ROWS = 4
