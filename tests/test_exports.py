@@ -179,7 +179,7 @@ def test_usage_errors_are_one_line(tmp_path):
     for args, words in [
         (("--json", "--markdown"), "--json and --markdown"),
         (("--once", "--sweep", "--trace-dir", tmp_path), "a sweep makes many runs"),
-        (("--trace-dir", tmp_path), "the live app does not save traces yet"),
+        (("--trace-dir", tmp_path), "key e exports the traces"),
         (("--once", "--trace-dir", a_file / "traces"), "cannot make this folder"),
     ]:
         out = kscope(SEED, *args)
