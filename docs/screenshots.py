@@ -7,9 +7,10 @@ at 80×24; kscope-backward-120x40.svg: samples/train_mlp.py with `g` pressed (fo
 kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10² to 10⁷);
 kscope-round-trips-120x40.svg: samples/matmul_gelu.py with the round trips tab (`t`);
 kscope-modes-120x40.svg: samples/linear_frozen.py frozen, reduce-overhead then `m` (max-autotune);
-kscope-present-100x30.svg: the presentation view (--present) after the `* 2` save.
-kscope-browser.png (`kscope serve` in chromium) is made by the browser test:
-KSCOPE_BROWSER_SHOT=docs/kscope-browser.png pytest tests/test_browser.py
+kscope-present-100x30.svg: the presentation view (--present) after the `* 2` save;
+kscope-ranks-120x40.svg: samples/allreduce.py with --nproc 2, the ranks tab (`k`).
+kscope-browser.png and kscope-serve-present.png (`kscope serve` in chromium) are made by
+docs/browser_screenshot.py.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def times_two(text: str) -> str:
 SHOTS = {
     "kscope-120x40.svg": dict(sample="add_relu.py", size=(120, 40), edit=times_two),
     "kscope-80x24.svg": dict(sample="add_relu.py", size=(80, 24), edit=times_two),
+    # --nproc 2 (gloo), the ranks tab (k)
+    "kscope-ranks-120x40.svg": dict(sample="allreduce.py", size=(120, 40), then="k", spec=dict(nproc=2)),
     # --present at a projector's 100×30, after the same save
     "kscope-present-100x30.svg": dict(sample="add_relu.py", size=(100, 30), edit=times_two, present=True),
     "kscope-backward-120x40.svg": dict(sample="train_mlp.py", size=(120, 40), keys="g"),

@@ -10,8 +10,9 @@ from rich.text import Text
 from kscope.report import Report
 from kscope.report_text import PHASE_TAGS, fmt_bytes, fmt_count
 from kscope.report_ranks import RankResult, collective_bytes, differences
+from kscope.view import fmt_us
 
-OVERVIEW_HEADER = ["rank", "launches", "traffic", "collectives", "collective bytes", "kernel µs", "call µs", "stage"]
+OVERVIEW_HEADER = ["rank", "launches", "traffic", "collectives", "collective bytes", "kernel time", "call time", "stage"]
 COLLECTIVE_HEADER = ["mode", "phase", "collective", "×/call", "bytes", "µs", "wait µs", "between"]
 
 
@@ -36,8 +37,8 @@ def overview_rows(ranks: tuple[RankResult, ...]) -> list[list[str]]:
             _pair(e, c, lambda m: fmt_bytes(m.bytes_total, "?") if m.bytes_total is not None else None),
             _pair(e, c, lambda m: fmt_count(sum(x.count for x in m.collectives))),
             _pair(e, c, lambda m: None if collective_bytes(m) is None else fmt_bytes(collective_bytes(m))),
-            _pair(e, c, lambda m: f"{m.kernel_time_us:.0f}"),
-            _pair(e, c, lambda m: None if m.call_time_us is None else f"{m.call_time_us:.0f}"),
+            _pair(e, c, lambda m: fmt_us(m.kernel_time_us)),
+            _pair(e, c, lambda m: None if m.call_time_us is None else fmt_us(m.call_time_us)),
             r.stage or "?",
         ])
     return rows
