@@ -59,7 +59,7 @@ BUSY = TARGET.replace("return (a + b).relu()", "while True:\n        a = a + 1")
 class Kscope(Marked):
     """kscope in a pseudo-terminal of 120x40, its screen output collected."""
 
-    def __init__(self, folder: Path, source: str = TARGET):
+    def __init__(self, folder: Path, source: str = TARGET, flags: tuple[str, ...] = ()):
         self.path = folder / "target.py"
         self.path.write_text(source)
         self.marker = f"KSCOPE_EXIT_TEST={uuid.uuid4().hex}"
@@ -73,7 +73,7 @@ class Kscope(Marked):
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kscope", str(self.path), "--device", "cpu"],
+            [sys.executable, "-m", "kscope", str(self.path), "--device", "cpu", *flags],
             stdin=slave, stdout=slave, stderr=slave, env=env, cwd=folder, preexec_fn=controlling_terminal,
         )
         os.close(slave)
@@ -190,5 +190,41 @@ def test_quitting_leaves_no_process_behind(tmp_path, how, busy):
         if how in ("q", "ctrl-c", "SIGTERM"):
             k._reader.join(2)
             assert b"\x1b[?1049l" in k.screen[mark:], f"{how}: the terminal was not restored"
+    finally:
+        k.cleanup()
+
+
+RANKS_BUSY = """
+import torch
+import torch.distributed as dist
+
+
+def spin(a):
+    while True:  # every rank busy in the eager half, its process group up
+        a = a + 1
+
+
+def inputs(device, n=1000):
+    return (torch.ones(n, device=device) * dist.get_rank(),)
+""".lstrip()
+
+
+@pytest.mark.parametrize("how", ["q", "SIGTERM"])
+def test_quitting_mid_run_with_ranks_leaves_no_process_behind(tmp_path, how):
+    """--nproc 2 (issue 14): the ranks the worker spawned go with kscope too."""
+    k = Kscope(tmp_path, RANKS_BUSY, flags=("--nproc", "2"))
+    try:
+        def ranks_running():
+            ranks = [c for c in k.processes().values() if "spawn_main" in c]
+            return b"running eager" in k.screen and len(ranks) == 2
+
+        k.wait(ranks_running, "both ranks busy in the eager half")
+        time.sleep(0.5)
+        before = dict(k.processes())
+        _quit(k, how)
+        took, left = k.gone_within(QUIT_WITHIN_S + 3)
+        print(f"{how} with 2 ranks mid-run: {len(before)} processes gone in {took:.2f} s")
+        assert not left, f"{how}: still running {took:.1f} s later: {left}"
+        assert took <= QUIT_WITHIN_S, f"{how}: everything gone only after {took:.1f} s"
     finally:
         k.cleanup()
