@@ -60,7 +60,8 @@ class RankResult:
     errors: tuple[Any, ...] = ()
     """report.RunError of this rank (each also in the Report's errors, with its rank)."""
     notes: tuple[str, ...] = ()
-    wall_s: float = 0.0
+    wall_s: float | None = None
+    """Seconds the rank's run took; None when the rank sent no report (it died, hung or was stopped)."""
     stage: str = ""
     """Where the rank got to: "done", or the last progress it reported ("eager done", …)."""
 
@@ -111,7 +112,7 @@ def ranks_to_list(ranks: tuple[RankResult, ...] | None) -> list[dict] | None:
 
     return [
         {
-            "rank": r.rank, "stage": r.stage, "wall_s": round(r.wall_s, 3),
+            "rank": r.rank, "stage": r.stage, "wall_s": None if r.wall_s is None else round(r.wall_s, 3),
             "eager": mode_to_dict(r.eager, compiled=False), "compiled": mode_to_dict(r.compiled, compiled=True),
             "errors": [error_to_dict(e) for e in r.errors], "notes": list(r.notes),
         }
@@ -128,7 +129,7 @@ def ranks_from_list(items: list[dict] | None) -> tuple[RankResult, ...] | None:
     return tuple(
         RankResult(
             d["rank"], mode_from_dict(d.get("eager")), mode_from_dict(d.get("compiled")),
-            tuple(RunError(**e) for e in d.get("errors", ())), tuple(d.get("notes", ())), d.get("wall_s", 0.0),
+            tuple(RunError(**e) for e in d.get("errors", ())), tuple(d.get("notes", ())), d.get("wall_s"),
             d.get("stage", ""),
         )
         for d in items

@@ -53,7 +53,7 @@ def warm_inductor() -> None:
     torch._dynamo.reset()
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: have the kernel kill this process when kscope dies (an SSH session dropping,
     kill -9), so no worker is left holding a GPU. The parent starts us from its main thread:
     the signal fires when the thread that started us ends."""
@@ -141,7 +141,7 @@ def _wait_until_shown(requests, rid) -> None:
 
 
 def main(argv: list[str]) -> int:
-    _die_with_parent()
+    die_with_parent()
     _filter_output()
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     request_fd, result_fd = int(argv[0]), int(argv[1])

@@ -197,6 +197,7 @@ def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     assert stopped[0]["stage"] == "timeout" and "eager half" in stopped[0]["message"]
     assert stopped[1]["stage"] == "timeout" and "compiled half" in stopped[1]["message"]  # it waits for rank 0
     assert "within 8 s" in stopped[0]["message"]
+    assert run.data["ranks"][0]["wall_s"] is None  # rank 0 sent no report: its time is unknown, not 0
     assert run.seconds < 8 + 60  # the timeout, plus the ranks' start-up
     assert not left_behind(run.marker)
 

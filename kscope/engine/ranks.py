@@ -159,7 +159,7 @@ def _combined(base, n, state, reports, partial, failed, procs, timeout, start) -
         errors += own
         ranks.append(RankResult(
             rank, mine.eager if mine else None, mine.compiled if mine else None, own,
-            mine.notes if mine else (), mine.wall_s if mine else 0.0, state[rank],
+            mine.notes if mine else (), mine.wall_s if mine else None, state[rank],
         ))
     # the rank that failed first leads: the others' errors are often its consequence ("Connection
     # closed by peer" from gloo on the rank still waiting for it)
@@ -184,9 +184,9 @@ def _unfinished(rank: int, stage: str, failed: list[int], proc, timeout: float) 
 
 def _rank_main(rank: int, world: int, port: int, backend: str, fields: dict, timeout: float, conn) -> None:
     """One rank: the process group first (the user's file may use it at import), then a run."""
-    from kscope.worker import _die_with_parent
+    from kscope.worker import die_with_parent
 
-    _die_with_parent()
+    die_with_parent()
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     conn.send(("progress", "process group"))
