@@ -71,8 +71,8 @@ def compile_floor_s(n: int) -> float:
 
 
 async def main(args) -> None:
-    from kscope.app import KscopeApp
-    from kscope.session import RunSpec
+    from kscope.app.app import KscopeApp
+    from kscope.app.session import RunSpec
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-"))
     os.environ["KSCOPE_CACHE_DIR"] = str(tmp / "store")

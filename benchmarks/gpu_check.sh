@@ -77,9 +77,9 @@ if PYTHONPATH=. $py -m kscope samples/add_relu.py --once --json --sweep --device
     > "$base-sweep.json"; then :; else status=1; fi
 PYTHONPATH=.:${PYTHONPATH:-} $py - "$base-sweep.json" > "$base-sweep-plot.txt" <<'PY' || echo "no plot: plotext missing" >&2
 import json, sys
-from kscope.report import Report
-from kscope.report_sweep import fmt_n, per_element
-from kscope.sweep_plot import plot_text
+from kscope.report.model import Report
+from kscope.report.sweep import fmt_n, per_element
+from kscope.render.plot import plot_text
 r = Report.from_dict(json.load(open(sys.argv[1])))
 s = r.sweep
 for p in s.points:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-READ_S = 0.6  # > kscope.session.STORM_WINDOW_S
+READ_S = 0.6  # > kscope.app.session.STORM_WINDOW_S
 OP = "(a + b).relu()"
 
 
@@ -116,8 +116,8 @@ class LagMonitor:
 
 
 async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
-    from kscope.app import KscopeApp
-    from kscope.session import RunSpec
+    from kscope.app.app import KscopeApp
+    from kscope.app.session import RunSpec
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-"))
     os.environ["KSCOPE_CACHE_DIR"] = str(tmp / "store")  # the worker inherits it: user's store untouched

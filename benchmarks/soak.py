@@ -114,8 +114,8 @@ class Soak:
     # --- one app, as many saves as it lasts -------------------------------------------------------
 
     async def run_app(self) -> None:
-        from kscope.app import KscopeApp
-        from kscope.session import RunSpec
+        from kscope.app.app import KscopeApp
+        from kscope.app.session import RunSpec
 
         self.path.write_text(self.base)
         app = KscopeApp(RunSpec(str(self.path), None, "cpu", self.args.timeout, 3))
@@ -204,7 +204,7 @@ class Soak:
     # --- the screen against the save ---------------------------------------------------------------
 
     def check(self, app, variant: Variant, text: str, report, last_good) -> str | None:
-        from kscope.widgets.kernels import KernelTable
+        from kscope.app.widgets.kernels import KernelTable
 
         banner_widget = app.query_one("#errors")
         banner = str(banner_widget.content) if banner_widget.display else ""

@@ -36,7 +36,7 @@ def main() -> None:
 
     import torch
 
-    from kscope.engine.inductor_capture import configure_inductor
+    from kscope.engine.inductor.capture import configure_inductor
     from kscope.engine.run import RunRequest, run
 
     configure_inductor()

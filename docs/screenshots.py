@@ -34,8 +34,8 @@ async def shoot(
 ) -> None:
     """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs);
     spec: RunSpec fields as on the command line (no_grad, compile)."""
-    from kscope.app import KscopeApp
-    from kscope.session import RunSpec
+    from kscope.app.app import KscopeApp
+    from kscope.app.session import RunSpec
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-shot-"))
     path = tmp / sample
@@ -61,7 +61,7 @@ async def shoot(
             await pilot.press(key)
             runs += 1
         if sweep:
-            from kscope.widgets.sweep import SweepPane
+            from kscope.app.widgets.sweep import SweepPane
 
             pane = app.query_one(SweepPane)
             await pilot.press("z")

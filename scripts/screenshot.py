@@ -10,8 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kscope.app import KscopeApp
-from kscope.session import RunSpec
+from kscope.app.app import KscopeApp
+from kscope.app.session import RunSpec
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,8 +1,8 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
 from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
-from kscope.report import Backward, GraphBreak, Kernel, ModeResult, Report, RoundTrip, Speedup
-from kscope.session import SessionEvent
+from kscope.report.model import Backward, GraphBreak, Kernel, ModeResult, Report, RoundTrip, Speedup
+from kscope.app.session import SessionEvent
 
 F32 = 4
 N = 1_000_000
@@ -137,7 +137,7 @@ def backward_report(file: str = "/work/add_relu.py") -> Report:
 
 def sweep_report(file: str = "/work/add_relu.py") -> Report:
     """A sweep of the seed, 10² to 10⁷, with hand-made times: compiled pulls away from 10⁶."""
-    from kscope.report_sweep import Sweep, SweepMode, SweepPoint
+    from kscope.report.sweep import Sweep, SweepMode, SweepPoint
 
     times = {100: (9.0, 41.0), 10**3: (10.5, 44.0), 10**4: (21.0, 63.0), 10**5: (66.0, 80.0),
              10**6: (520.0, 330.0), 10**7: (9100.0, 5400.0)}

@@ -8,11 +8,11 @@ import pytest
 
 from conftest import SAMPLES
 from fixed_session import FixedSession, article_report, backward_report, graph_break_report
-from kscope.app import KscopeApp
-from kscope.session import RunSpec
-from kscope.widgets.code import CodePane
-from kscope.widgets.kernels import KernelTable
-from kscope.widgets.source import SourcePane
+from kscope.app.app import KscopeApp
+from kscope.app.session import RunSpec
+from kscope.app.widgets.code import CodePane
+from kscope.app.widgets.kernels import KernelTable
+from kscope.app.widgets.source import SourcePane
 
 
 def fixed_app(report, file="/work/add_relu.py", **switches):

@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from conftest import SAMPLES
-from kscope.engine.compile_modes import BadOption, check_options, inductor_patches
-from kscope.engine.kernels import summarize
+from kscope.engine.inductor.modes import BadOption, check_options, inductor_patches
+from kscope.trace.kernels import summarize
 from kscope.engine.run import RunRequest, run
-from kscope.report import Report
-from kscope.report_compile import MODES, Autotune, CompileOptions, CudaGraphs, sorted_choices
+from kscope.report.model import Report
+from kscope.report.compile import MODES, Autotune, CompileOptions, CudaGraphs, sorted_choices
 
 F32 = 4
 X, K, N = 256, 512, 1024  # samples/linear_frozen.py: x 256x512, Linear(512, 1024)

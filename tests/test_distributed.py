@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from kscope.report import Report
+from kscope.report.model import Report
 
 pytestmark = [
     pytest.mark.slow,
@@ -207,7 +207,7 @@ def ranks_report() -> Report:
     from dataclasses import replace
 
     from fixed_session import article_report
-    from kscope.report_ranks import Collective, RankResult
+    from kscope.report.ranks import Collective, RankResult
 
     base = article_report()
     ar = Collective("c10d::allreduce_", 1, MB4, 900.0, None, after="aten::add", before="aten::relu")

@@ -8,10 +8,10 @@ import os
 from dataclasses import replace
 
 from fixed_session import FixedSession, article_report
-from kscope.app import KscopeApp
-from kscope.export import export_report
-from kscope.report import Report
-from kscope.session import RunSpec
+from kscope.app.app import KscopeApp
+from kscope.app.export import export_report
+from kscope.report.model import Report
+from kscope.app.session import RunSpec
 
 NOW = 1_790_000_000.0
 

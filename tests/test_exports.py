@@ -17,8 +17,8 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import SAMPLES, kscope_cmd, line_of, write_target
-from kscope.report import Report
-from kscope.render_markdown import report_markdown
+from kscope.report.model import Report
+from kscope.render.markdown import report_markdown
 
 SEED = SAMPLES / "add_relu.py"
 ARRAY = 1_000_000 * 4

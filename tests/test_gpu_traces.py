@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from conftest import GPU_TRACES, kscope_cmd
-from kscope.engine.kernels import load_trace, summarize
+from kscope.trace.kernels import load_trace, summarize
 
 COMPILED = GPU_TRACES / "a100_compiled_add_cos_sin.json.gz"
 EAGER = GPU_TRACES / "a100_eager_cnn.json.gz"

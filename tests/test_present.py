@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from fixed_session import F32, N, FixedSession, article_report
-from kscope.app import KscopeApp
-from kscope.report import Kernel
-from kscope.session import RunSpec
-from kscope.widgets.bigtext import BigText, best_scale, big_lines
-from kscope.widgets.present import PresentView, main_fused
+from kscope.app.app import KscopeApp
+from kscope.report.model import Kernel
+from kscope.app.session import RunSpec
+from kscope.app.widgets.bigtext import BigText, best_scale, big_lines
+from kscope.app.widgets.present import PresentView, main_fused
 
 
 def saved_with_times_two():

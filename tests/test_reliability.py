@@ -21,10 +21,10 @@ import pytest
 from textual.widgets import DataTable, TabbedContent, TabPane
 
 from conftest import SAMPLES
-from kscope.app import KscopeApp
-from kscope.session import LOG_FLOOD_FLUSH_S, LOG_MAX_BYTES, RunSpec
-from kscope.widgets.kernels import KernelTable
-from kscope.widgets.log import MAX_LINES, LogPane
+from kscope.app.app import KscopeApp
+from kscope.app.session import LOG_FLOOD_FLUSH_S, LOG_MAX_BYTES, RunSpec
+from kscope.app.widgets.kernels import KernelTable
+from kscope.app.widgets.log import MAX_LINES, LogPane
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
-from kscope.report import GraphBreak, Kernel, ModeResult, Report, RunError
-from kscope.report_text import fmt_bytes, summary_line
+from kscope.report.model import GraphBreak, Kernel, ModeResult, Report, RunError
+from kscope.render.text import fmt_bytes, summary_line
 
 
 def _report():
@@ -44,8 +44,8 @@ def test_summary_line_in_the_article_units():
 def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
     from rich.console import Console
 
-    from kscope.render import render_report
-    from kscope.view import kernel_detail, kernel_rows, saving
+    from kscope.render.tables import render_report
+    from kscope.render.view import kernel_detail, kernel_rows, saving
 
     known = Kernel("aten::mm", 1, 10.0, 4_000, 1_000, kind="extern")
     unknown = Kernel("cpp_fused_expand_threshold_backward_0", 1, 5.0, None, None, True)
@@ -68,7 +68,7 @@ def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
 
 
 def test_a_kernel_without_ops_says_what_it_does():
-    from kscope.view import kernel_detail
+    from kscope.render.view import kernel_detail
 
     copy = Kernel("cpp_fused_0", 1, 2.0, 800, 800, True, what="copies x, conv1.weight into channels-last layout")
     assert Report.from_dict(Report("f.py", "f", compiled=ModeResult(1, 800, 800, 2.0, (copy,))).to_dict()).compiled.kernels == (copy,)
@@ -76,9 +76,9 @@ def test_a_kernel_without_ops_says_what_it_does():
 
 
 def test_phases_sum_tag_and_round_trip():
-    from kscope.report import Backward, Kernel, ModeResult, Report, phase_totals
-    from kscope.report_text import summary_line
-    from kscope.view import kernel_rows, saving, vanished
+    from kscope.report.model import Backward, Kernel, ModeResult, Report, phase_totals
+    from kscope.render.text import summary_line
+    from kscope.render.view import kernel_rows, saving, vanished
 
     def mode(kernels):
         return ModeResult(sum(k.launches for k in kernels), sum(k.bytes_read for k in kernels),

@@ -7,7 +7,7 @@ import json
 
 from conftest import SAMPLES, line_of, write_target
 from kscope.engine.run import RunRequest, run
-from kscope.report import Report
+from kscope.report.model import Report
 
 F32 = 4
 
@@ -91,9 +91,9 @@ def test_choosing_a_round_trip_lights_its_rows_and_lines():
     import asyncio
 
     from fixed_session import article_report
-    from kscope.widgets.kernels import KernelTable
-    from kscope.widgets.round_trips import RoundTripsPane
-    from kscope.widgets.source import SourcePane
+    from kscope.app.widgets.kernels import KernelTable
+    from kscope.app.widgets.round_trips import RoundTripsPane
+    from kscope.app.widgets.source import SourcePane
     from test_app import _wait_for, fixed_app
 
     app = fixed_app(article_report())

@@ -18,7 +18,7 @@ import re
 import pytest
 
 from conftest import SAMPLES, line_of
-from kscope.engine.ranks import run_ranks
+from kscope.worker.ranks import run_ranks
 from kscope.engine.run import RunRequest, run
 
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.py"))
@@ -194,7 +194,7 @@ def check_train_step(r, path, inputs):
 def check_softmax_wide(r, path, inputs):
     """One softmax over rows of n: one kernel either way, of one of the kinds the docstring names.
     How the kind changes with n is a sweep's claim: tests/test_sweep.py checks it."""
-    from kscope.engine.variants import variant
+    from kscope.engine.inductor.variants import variant
 
     assert (r.eager.launches, r.compiled.launches) == (1, 1)
     (kernel,) = r.compiled.kernels

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import SAMPLES, kscope_cmd, write_target
 from kscope.engine.sweep import SweepRequest, run_sweep
-from kscope.report import Report
+from kscope.report.model import Report
 
 F32 = 4
 SEED = str(SAMPLES / "add_relu.py")
@@ -181,7 +181,7 @@ def test_a_training_step_sweeps_with_the_same_bytes_an_element_at_every_size():
 
 
 def test_crossover_leaves_busy_sizes_out_and_sizes_are_named_exactly():
-    from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
+    from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
     mode = SweepMode(1, 0, 0, 1.0)
 

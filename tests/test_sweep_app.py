@@ -7,9 +7,9 @@ import pytest
 
 from conftest import SAMPLES
 from fixed_session import FixedSession, article_report
-from kscope.app import KscopeApp
-from kscope.session import RunSpec
-from kscope.widgets.sweep import SweepPane
+from kscope.app.app import KscopeApp
+from kscope.app.session import RunSpec
+from kscope.app.widgets.sweep import SweepPane
 from test_app import _compiled_names, _wait_for
 
 

@@ -8,8 +8,8 @@ benchmarks/timing_stability.py, not asserted here).
 from conftest import write_target
 from kscope.engine.run import RunRequest, run
 from kscope.engine.timing import BUSY, FLOOR_ROUNDS, NOISE_FLOOR, Samples, Timed, retimed, speedup, verdict
-from kscope.engine.kernels import TraceSummary
-from kscope.report import Kernel, ModeResult, Report
+from kscope.trace.kernels import TraceSummary
+from kscope.report.model import Kernel, ModeResult, Report
 
 
 def test_spread_is_the_middle_half_and_the_median_its_centre():

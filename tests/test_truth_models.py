@@ -308,8 +308,8 @@ def test_a_training_step_has_bytes_for_its_forward_and_backward_kernels(tmp_path
 
 def test_a_kernel_of_a_graph_kscope_did_not_see_is_unknown_not_zero():
     from kscope.engine.compiled import _kernel_rows
-    from kscope.engine.inductor_capture import Capture
-    from kscope.engine.kernels import Launch, TraceSummary
+    from kscope.engine.inductor.capture import Capture
+    from kscope.trace.kernels import Launch, TraceSummary
 
     trace = TraceSummary("cpu", [Launch("cpp_fused_mul_0", 3.0, "kernel", "0/0", 1, "graph_0_cpp_fused_mul_0", "KEY")])
     (row,), unknown = _kernel_rows(trace, 1, Capture(), [], {})

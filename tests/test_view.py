@@ -1,8 +1,8 @@
 """What the panes say, from Reports: pure functions, no app needed."""
 
-from kscope.render import short_name
-from kscope.report import Kernel, ModeResult
-from kscope.view import change_line, kernel_rows, kernels_of_line, of_peak, vanished
+from kscope.render.tables import short_name
+from kscope.report.model import Kernel, ModeResult
+from kscope.render.view import change_line, kernel_rows, kernels_of_line, of_peak, vanished
 
 
 def _mode(*kernels):
@@ -29,7 +29,7 @@ def test_change_since_previous_save():
 
 
 def test_which_kernels_a_line_became():
-    from kscope.report import Report
+    from kscope.report.model import Report
 
     eager = _mode(Kernel("aten::add", 1, 1.0, 8, 4, lines=(4,)), Kernel("aten::relu", 1, 1.0, 4, 4, lines=(5,)))
     compiled = _mode(Kernel("cpp_fused_add_relu_0", 1, 1.0, 8, 4, fused=True, lines=(4, 5)))

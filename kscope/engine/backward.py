@@ -23,7 +23,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from kscope.engine.target import Target, TargetError, code_of
-from kscope.report import Backward
+from kscope.report.model import Backward
 
 SECOND_BACKWARD = "backward through the graph a second time"
 

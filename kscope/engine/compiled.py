@@ -12,18 +12,18 @@ from dataclasses import dataclass
 import torch
 
 from kscope.engine.breaks import plain_break
-from kscope.engine.collectives import per_call
-from kscope.engine.compile_modes import applied, autotune_of, cuda_graphs_of, cudagraph_skips
+from kscope.trace.collectives import per_call
+from kscope.engine.inductor.modes import applied, autotune_of, cuda_graphs_of, cudagraph_skips
 from kscope.engine.eager import EagerRun, launch_label, total
-from kscope.engine.inductor_capture import (
+from kscope.engine.inductor.capture import (
     Capture,
     GraphCapture,
     TrafficStore,
     capture_inductor,
 )
-from kscope.engine.kernels import Launch, TraceSummary
+from kscope.trace.kernels import Launch, TraceSummary
 from kscope.engine.profiling import synchronize
-from kscope.engine.provenance import (
+from kscope.engine.inductor.provenance import (
     CompiledKernel,
     compiled_kernels,
     same_file,
@@ -32,11 +32,11 @@ from kscope.engine.provenance import (
     user_name,
 )
 from kscope.engine.round_trips import compiled_round_trips, grouped
-from kscope.engine.source_key import SourceKeys
+from kscope.engine.inductor.source_key import SourceKeys
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
-from kscope.report import GraphBreak, Kernel, ModeResult, Recompile
-from kscope.report_compile import CompileOptions
+from kscope.report.model import GraphBreak, Kernel, ModeResult, Recompile
+from kscope.report.compile import CompileOptions
 
 WARMUP_CALLS = 2
 FACTS = "-facts"

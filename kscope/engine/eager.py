@@ -7,15 +7,15 @@ from dataclasses import dataclass
 
 import torch
 
-from kscope.engine.collectives import per_call
-from kscope.engine.kernels import Launch, TraceSummary
-from kscope.engine.kernels import summarize
+from kscope.trace.collectives import per_call
+from kscope.trace.kernels import Launch, TraceSummary
+from kscope.trace.kernels import summarize
 from kscope.engine.profiling import Keep, is_nonwork, profile_calls, record_events, synchronize
 from kscope.engine.target import Target
 from kscope.engine.timing import kernel_samples, retimed
 from kscope.engine.round_trips import eager_round_trips
 from kscope.engine.traffic import TrafficMode, storages
-from kscope.report import Kernel, ModeResult
+from kscope.report.model import Kernel, ModeResult
 
 WARMUP_CALLS = 2
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kscope.report import RoundTrip
+from kscope.report.model import RoundTrip
 
 EAGER_REASON = "eager runs one op at a time: each writes its result to memory and the next reads it back"
 EAGER_HINT = "torch.compile can fuse such ops into one kernel that keeps the value in registers"

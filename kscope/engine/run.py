@@ -16,12 +16,12 @@ from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
-from kscope.engine.inductor_capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.capture import TrafficStore, configure_inductor
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
 from kscope.engine.trace_export import TraceExport
-from kscope.report import Report, RunError
-from kscope.report_compile import CompileOptions
+from kscope.report.model import Report, RunError
+from kscope.report.compile import CompileOptions
 
 DEFAULT_CALLS = 5
 

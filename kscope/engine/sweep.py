@@ -29,14 +29,14 @@ from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager import run_eager
-from kscope.engine.inductor_capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.capture import TrafficStore, configure_inductor
 from kscope.engine.run import device_name, finished, pick_device, target_error, user_error
 from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs, prepare
 from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
-from kscope.engine.variants import variant
-from kscope.report import ModeResult, Report
-from kscope.report_compile import CompileOptions
-from kscope.report_sweep import Sweep, SweepMode, SweepPoint, fmt_n
+from kscope.engine.inductor.variants import variant
+from kscope.report.model import ModeResult, Report
+from kscope.report.compile import CompileOptions
+from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
 DEFAULT_BUDGET_S = 60.0
 MEMORY_SHARE = 0.5

@@ -24,7 +24,7 @@ from torch.profiler import record_function
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from kscope.engine.kernels import MARKER_PREFIX
+from kscope.trace.kernels import MARKER_PREFIX
 
 
 @dataclass

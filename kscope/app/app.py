@@ -1,0 +1,391 @@
+"""The live app: a pure view of the Reports the session sends, refreshed on every save.
+
+Data flows one way: save -> FileWatcher -> LiveSession (worker process) -> SessionEvent message
+-> panes. Nothing here imports torch or waits on a process, a pipe or a file.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import replace
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from kscope.app.talk import TalkKeys
+from kscope.app.export import DEFAULT_ROOT
+from kscope.report.model import Report
+from kscope.report.compile import CompileOptions
+from kscope.app.session import LiveSession, RunSpec, SessionEvent
+from kscope.app.watch import FileWatcher
+from kscope.app.widgets.breaks import BreaksPane
+from kscope.app.widgets.code import CodePane
+from kscope.app.widgets.fused import FusedKernels
+from kscope.app.widgets.errors import ErrorBanner
+from kscope.app.widgets.help import HelpScreen
+from kscope.app.widgets.kernels import KernelTable
+from kscope.app.widgets.launches import LaunchCounts
+from kscope.app.widgets.log import LogPane
+from kscope.app.widgets.present import PresentView
+from kscope.app.widgets.ranks import RanksPane
+from kscope.app.widgets.round_trips import RoundTripsPane
+from kscope.app.widgets.source import SourcePane
+from kscope.app.widgets.status import StatusLine
+from kscope.app.widgets.sweep import DEFAULT_OPTIONS, SweepPane
+from kscope.app.widgets.traffic import TrafficBars
+
+NARROW_BELOW = 110
+
+
+class SessionUpdate(Message):
+    def __init__(self, event: SessionEvent):
+        super().__init__()
+        self.event = event
+
+
+class FileSaved(Message):
+    pass
+
+
+class FileMissing(Message):
+    pass
+
+
+class KscopeApp(TalkKeys, App):
+    CSS_PATH = "kscope.tcss"
+    TITLE = "kscope"
+    BINDINGS = [
+        Binding("r", "rerun", "re-run"),
+        Binding("g", "grad('backward')", "fwd+bwd"),
+        Binding("n", "grad('no_grad')", "no_grad", show=False),
+        Binding("z", "sweep", "sweep"),
+        Binding("m", "mode", "mode"),
+        Binding("p", "present", "present"),
+        Binding("e", "export", "export"),
+        Binding("v", "slide('verdict')", "verdict", show=False),
+        Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+        Binding("question_mark", "help", "help"),
+        Binding("f", "tab('fused')", "fused", show=False),
+        Binding("s", "tab('source')", "source"),
+        Binding("c", "tab('code')", "code"),
+        Binding("b", "tab('breaks')", "breaks"),
+        Binding("t", "tab('round-trips')", "round trips", show=False),
+        Binding("o", "tab('output')", "output", show=False),
+        Binding("k", "tab('ranks')", "ranks", show=False),
+    ]
+
+    def __init__(
+        self, spec: RunSpec, session_factory=LiveSession, watch: bool = True, sweep_at_start: bool = False,
+        present: bool = False, export_dir: str = DEFAULT_ROOT,
+    ):
+        super().__init__()
+        self.presenting = present
+        self.export_dir = export_dir
+        self.spec = spec
+        self.session = session_factory(spec, lambda ev: self.post_message(SessionUpdate(ev)))
+        self.watcher = (
+            FileWatcher(spec.file, lambda: self.post_message(FileSaved()), lambda: self.post_message(FileMissing()))
+            if watch
+            else None
+        )
+        self.latest_run = 0
+        self.shown: Report | None = None  # what the panes show now
+        self.good: Report | None = None  # the last complete, error-free report
+        self.before: Report | None = None  # the good report before it: "since last save"
+        self.state = "starting…"
+        self.run_started: float | None = None
+        self.eager_done = False
+        self.stale = False
+        self.sweep_run = 0  # the id of the latest sweep requested
+        self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
+        self.done_run = 0  # the latest run whose report arrived
+
+    # --- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with VerticalScroll(id="main"):
+            with Horizontal(id="overview", classes="row"):
+                yield LaunchCounts(id="launches")
+                yield TrafficBars(id="traffic")
+            with Horizontal(id="kernels", classes="row"):
+                yield KernelTable("eager", id="eager-kernels")
+                yield KernelTable("compiled", id="compiled-kernels")
+            with TabbedContent(id="details", initial="fused"):
+                with TabPane("fused kernels", id="fused"):
+                    yield FusedKernels()
+                with TabPane("source", id="source"):
+                    yield SourcePane()
+                with TabPane("code", id="code"):
+                    yield CodePane()
+                with TabPane("graph breaks", id="breaks"):
+                    yield BreaksPane()
+                with TabPane("round trips", id="round-trips"):
+                    yield RoundTripsPane()
+                with TabPane("output", id="output"):
+                    yield LogPane()
+                with TabPane("sweep", id="sweep"):
+                    yield SweepPane()
+                with TabPane("ranks", id="ranks"):
+                    yield RanksPane()
+        yield PresentView(id="present")
+        yield ErrorBanner("", id="errors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_class(self.presenting, "-present")
+        self._apply_width(self.size.width)
+        self._refresh_status()
+        self.set_interval(0.1, self._tick)
+        self.session.start()
+        if self.watcher is not None:
+            self.watcher.start()
+        self._latest(self.session.request_run())
+        # Everything built so far lives as long as the app: keep it out of the cyclic GC's full
+        # collections, which otherwise walk it all and stall the event loop for tens of ms.
+        gc.freeze()
+
+    def on_resize(self, event) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        narrow = width < NARROW_BELOW
+        self.set_class(narrow, "-narrow")
+        traffic, launches = self.query_one(TrafficBars), self.query_one(LaunchCounts)
+        if traffic.compact != narrow:
+            traffic.compact = launches.compact = narrow
+            if self.shown is not None:
+                self._show(self.shown, partial=self.shown.compiled is None)
+            else:
+                traffic.show(None)
+
+    # --- actions -----------------------------------------------------------------------------------
+
+    def action_rerun(self) -> None:
+        self._latest(self.session.request_run(coalesce=False))
+
+    def action_grad(self, switch: str) -> None:
+        """g: forward <-> forward + backward; n: as written <-> under no_grad. Re-runs at once;
+        what changed since the last save starts over (another kind of run is no baseline)."""
+        on = not getattr(self.spec, switch)
+        self.spec = replace(self.spec, backward=on and switch == "backward", no_grad=on and switch == "no_grad")
+        self.session.spec = self.spec
+        self.good = self.before = None
+        self._latest(self.session.request_run(coalesce=False))
+        self._refresh_status()
+
+    def action_mode(self) -> None:
+        """m: the next torch.compile mode (default, reduce-overhead, max-autotune, ...), re-run at
+        once. The Δ lines compare with the run before: switching reads as an A/B."""
+        options = CompileOptions.from_dict(self.spec.compile).next_mode()
+        self.spec = replace(self.spec, compile=options.to_dict())
+        self.session.spec = self.spec
+        self._latest(self.session.request_run(coalesce=False))
+        self._refresh_status()
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    def action_sweep(self) -> None:
+        """z: sweep the file's sizes (a save cancels it) in the sweep tab. A run in flight (a save's)
+        finishes first: its results, and the graph the sweep is compared with, are the save's."""
+        if self.presenting:
+            self.action_slide("sweep")
+            if self.query_one(PresentView).slide != "sweep":
+                return  # z again: back to the launches, the sweep's results kept
+        self.action_tab("sweep")
+        if self.latest_run not in (self.done_run, self.sweep_run):
+            self.sweep_queued = True
+            self.query_one(SweepPane).queue()
+            return
+        self.sweep_queued = False
+        self.query_one(SweepPane).requested(self.good)
+        self._latest(self.session.request_sweep(self.spec.sweep or dict(DEFAULT_OPTIONS)))
+        self.sweep_run = self.latest_run
+
+    def _latest(self, run_id: int) -> None:
+        """A new request replaces the latest: a sweep in flight is cancelled by it."""
+        if self.sweep_run and self.latest_run == self.sweep_run != run_id:
+            self.query_one(SweepPane).cancel()
+        self.latest_run = run_id
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # the sweep's table and plot take the kernel tables' room
+        self.set_class(event.pane.id == "sweep", "-sweep-tab")
+
+    @on(KernelTable.KernelSelected)
+    def _kernel_selected(self, message: KernelTable.KernelSelected) -> None:
+        for source in self.query(SourcePane):  # query, not query_one: gone while the app exits
+            source.show(None, lit=message.kernel.lines)
+        if message.mode_name == "compiled":
+            for code in self.query(CodePane):
+                code.show(message.kernel)
+
+    @on(RoundTripsPane.Chosen)
+    def _round_trip_chosen(self, message: RoundTripsPane.Chosen) -> None:
+        trip = message.trip
+        for table in self.query(KernelTable):
+            table.light({trip.producer, *trip.consumers} if table.mode_name == message.mode_name else set())
+        for source in self.query(SourcePane):
+            source.show(None, lit=trip.lines)
+
+    @on(BreaksPane.LineChosen)
+    def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
+        for source in self.query(SourcePane):
+            source.show(None, lit=(message.line,))
+        self.action_tab("source")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.shutdown()
+        self.exit()
+
+    def shutdown(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.session.stop()
+
+    # --- events from the watcher and the session --------------------------------------------------
+
+    @on(FileSaved)
+    def _saved(self) -> None:
+        self._latest(self.session.request_run())
+
+    @on(FileMissing)
+    def _missing(self) -> None:
+        self.state = "file missing — waiting for it to come back"
+        self._refresh_status()
+
+    @on(SessionUpdate)
+    def _session(self, message: SessionUpdate) -> None:
+        try:
+            self._on_session_event(message.event)
+        except NoMatches:
+            pass  # the app is exiting and its panes are already gone
+
+    def _on_session_event(self, ev: SessionEvent) -> None:
+        if ev.kind == "log":
+            self.query_one(LogPane).write(ev.text.rstrip("\n"))
+            return
+        if ev.kind == "restarted":
+            self.query_one(LogPane).write(f"[kscope] worker restarted: {ev.text}")
+            return
+        if ev.kind == "starting":
+            self.state = "starting worker (importing torch)…"
+        elif ev.kind == "ready":
+            self.state = "watching"
+        elif ev.run_id != self.latest_run:
+            return  # a superseded run: its results never reach the screen
+        elif ev.run_id == self.sweep_run:
+            self._on_sweep_event(ev)
+        elif ev.kind == "running":
+            self.run_started, self.eager_done = ev.at, False
+            self.state = "running eager…"
+        elif ev.kind == "eager":
+            self.eager_done = True
+            self._show(ev.report, partial=True)
+            self.call_after_refresh(self.session.shown, ev.run_id)
+        elif ev.kind == "report":
+            self._finish(ev.report, ev.at)
+        self._refresh_status()
+
+    def _on_sweep_event(self, ev: SessionEvent) -> None:
+        self.query_one(SweepPane).session_event(ev.kind, ev.report, ev.at)
+        if ev.report is not None and ev.report.sweep is not None:
+            self.query_one(PresentView).show_sweep(ev.report)
+        if ev.kind == "sweeping":
+            self.run_started = ev.at
+        elif ev.kind == "report":
+            took = ev.at - self.run_started if self.run_started else ev.report.wall_s
+            self.run_started, self.done_run = None, ev.run_id
+            self.state = f"sweep {'done' if ev.report.ok else 'failed'} in {took:.1f} s"
+
+    def _finish(self, report: Report, at: float) -> None:
+        took = at - self.run_started if self.run_started else report.wall_s
+        self.run_started, self.done_run = None, self.latest_run
+        if self.sweep_queued:
+            self.call_after_refresh(self.action_sweep)
+        if report.errors and report.eager is None:
+            self.stale = self.good is not None  # keep the last good results, marked stale
+            self.state = f"failed in {took:.1f} s"
+            self._show_errors(report)
+            return
+        self.stale = False
+        if report.notes != (self.good.notes if self.good else ()):
+            for note in report.notes:  # said once, not at every save
+                self.query_one(LogPane).write(f"[kscope] note: {note}")
+        if not report.errors:
+            self.before, self.good = self.good, report
+            self.query_one(SweepPane).saved(report)
+        self.state = f"done in {took:.1f} s"
+        self._show(report, partial=False)
+        self._show_errors(report)
+
+    def _show(self, report: Report, *, partial: bool) -> None:
+        self.shown = report
+        before = self.before if not partial else self.good
+        compiling = partial and report.compiled is None
+        self.query_one(LaunchCounts).show(report, before, compiling)
+        self.query_one(TrafficBars).show(report)
+        peak = report.peak_gbps
+        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak)
+        self.query_one("#compiled-kernels", KernelTable).show(
+            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak
+        )
+        self.query_one(FusedKernels).show(report)
+        self.query_one(SourcePane).show(report)
+        self.query_one(BreaksPane).show(report.compiled)
+        self.query_one(RoundTripsPane).show(report)
+        self.query_one(RanksPane).show(report)
+        self.query_one(PresentView).show(report, before)
+        if not partial:
+            self._show_errors(report)
+
+    def _show_errors(self, report: Report) -> None:
+        self.query_one(ErrorBanner).show(report)
+
+    # --- status line -------------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if self.run_started is not None:
+            self._refresh_status()
+            if self.latest_run == self.sweep_run:
+                self.query_one(SweepPane).tick()
+
+    def _refresh_status(self) -> None:
+        state = self.state
+        if self.run_started is not None:
+            elapsed = time.monotonic() - self.run_started
+            if self.latest_run == self.sweep_run:
+                state = f"sweeping… {elapsed:.1f} s"
+            else:
+                state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
+        r = self.shown or self.good
+        compiled = r.compiled if r else None
+        if (compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale
+                and not state.startswith("sweep")):
+            state += f" (compile {compiled.compile_s:.2f} s)"
+        device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
+        mode = CompileOptions.from_dict(self.spec.compile).label()
+        self.query_one(StatusLine).show(
+            file=self.spec.file,
+            target=(r.target if r and r.target else self.spec.target) or "",
+            device=device,
+            torch_version=r.torch_version if r else "",
+            state=state,
+            timeout=self.spec.timeout,
+            stale=self.stale,
+            breaks=len(compiled.graph_breaks) if compiled else 0,
+            grad="fwd+bwd" if self.spec.backward else "no_grad" if self.spec.no_grad else "",
+            mode=mode if mode != "default" else "",
+        )

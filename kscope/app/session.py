@@ -1,0 +1,402 @@
+"""The live app's link to torch: one thread that owns the worker processes.
+
+The latest request wins. A save that arrives while a run is in flight kills that run's worker
+(torch cannot be interrupted mid-compile) and hands the new request to a spare worker that is
+already warm, so a superseded run costs nothing on screen. Everything the thread learns is
+passed to `emit` as a SessionEvent: the app posts it as a message and never waits on it.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kscope.report.model import Report, RunError
+from kscope.worker.client import Worker, WorkerDied, describe_exit, has_answered, run_timeout, set_priority, sweep_request
+
+POLL_S = 0.05
+SHOWN_POLL_S = 0.005
+"""While the worker waits to hear that the eager half is on screen, look this often."""
+SPARE_NICE = 10
+STORM_WINDOW_S = 0.5
+"""A request this soon after the last run started means saves are coming in a burst..."""
+STORM_SETTLE_S = 0.3
+"""...so wait until they have stopped for this long before starting the next run."""
+IDLE_CHECK_S = 0.5
+"""Between runs, how often the session looks whether its worker is still alive: a worker killed
+from outside while idle is replaced and said within 1 s (README), with room for a busy machine."""
+LOG_FLUSH_S = 0.05
+LOG_FLOOD_FLUSH_S = 0.25
+"""While output floods in (the last batch overflowed), batches go out this often instead."""
+LOG_MAX_BYTES = 8192
+"""At most this much of the user's output, the newest, reaches the app per batch; the rest is
+counted. The output pane costs the UI thread ~25 µs a line: 16 KB every 50 ms (the old bound)
+kept it busy ~90% of the time under a flood (measured: 2.3 s event-loop stalls)."""
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    kind: str
+    """starting | ready | running | eager | report | log | restarted; for a sweep, sweeping |
+    sweep (the sizes so far) | report"""
+    run_id: int = 0
+    report: Report | None = None
+    text: str = ""
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    file: str
+    target: str | None
+    device: str = "auto"
+    timeout: float = 60.0
+    calls: int = 5
+    cold: bool = False
+    """Flush the caches before each timed call."""
+    backward: bool = False
+    """Run backward after the target (forward + backward kernels)."""
+    no_grad: bool = False
+    """Run the target under torch.no_grad() (the inference graph)."""
+    compile: dict | None = None
+    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
+    sweep: dict | None = None
+    """The sweep's options (sizes, budget_s, static) from the command line, for `z`; None: defaults."""
+    trace_dir: str | None = None
+    """Save each run's chrome traces here (engine.trace_export); None: keep none. A sweep keeps none."""
+    nproc: int | None = None
+    """Run in this many rank processes (engine.ranks); None: one process."""
+
+
+class LiveSession:
+    def __init__(self, spec: RunSpec, emit: Callable[[SessionEvent], None]):
+        self.spec, self.emit = spec, emit
+        self._wanted = 0  # id of the latest requested run
+        self._last_request_at = float("-inf")
+        self._previous_request_at = float("-inf")  # the request before the latest one
+        self._last_run_at = float("-inf")
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._main, name="kscope-session", daemon=True)
+        self._workers: list[Worker] = []  # [current, spare?]
+        self.restarts = 0
+        self._shown = 0  # the latest run whose eager half the app has drawn
+        self._sweeps: dict[int, dict] = {}  # run id -> sweep options, for the runs that are sweeps
+
+    # --- called from the UI thread -------------------------------------------------------------
+
+    def shown(self, run_id: int) -> None:
+        """The app has drawn this run's eager half (one attribute write: the session thread,
+        polling, tells the worker, which times the two modes once the screen is still)."""
+        self._shown = run_id
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def request_sweep(self, options: dict) -> int:
+        """Ask for a size sweep of the file as it is now (cli.sweep_options' fields), at once. Like
+        any request it gives way to the next: a save cancels it."""
+        with self._cond:
+            run_id = self.request_run(coalesce=False)
+            self._sweeps[run_id] = options
+            return run_id
+
+    def request_run(self, coalesce: bool = True) -> int:
+        """Ask for a run of the file as it is now. `coalesce=False` (the `r` key) starts it at
+        once: a deliberate request is never part of a burst of saves."""
+        with self._cond:
+            self._wanted += 1
+            self._sweeps = {k: v for k, v in self._sweeps.items() if k >= self._wanted}  # superseded
+            now = time.monotonic()
+            if coalesce:
+                self._previous_request_at, self._last_request_at = self._last_request_at, now
+            else:
+                self._previous_request_at = self._last_request_at = float("-inf")
+            self._cond.notify_all()
+            return self._wanted
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        for w in list(self._workers):
+            w.kill()
+
+    def worker_pids(self) -> list[int]:
+        return [w.proc.pid for w in self._workers if w.proc is not None and w.proc.poll() is None]
+
+    # --- the session thread ----------------------------------------------------------------------
+
+    def _spawn(self) -> Worker:
+        read_end, write_end = os.pipe()
+        worker = Worker(stdout=write_end, stderr=write_end, warm=True)
+        worker.start()  # from this long-lived thread: the worker's death signal follows it
+        os.close(write_end)
+        threading.Thread(target=self._pump_logs, args=(read_end,), daemon=True, name="kscope-logs").start()
+        return worker
+
+    def _pump_logs(self, fd: int) -> None:
+        """Forward the worker's output in batches: every LOG_FLUSH_S, or LOG_FLOOD_FLUSH_S while
+        it floods in, at most the newest LOG_MAX_BYTES of it (the pane shows the last lines, like
+        `tail -f`). A target printing in a loop must not flood the app's message queue or its
+        event loop. Reading never stops, so the worker never blocks on a full pipe."""
+        pending, skipped, last_flush, interval = bytearray(), 0, time.monotonic(), LOG_FLUSH_S
+
+        def flush():
+            nonlocal skipped, last_flush, interval
+            if pending or skipped:
+                text = pending.decode("utf-8", "replace")
+                if skipped:  # the gap is before what is shown
+                    text = f"[kscope] … {skipped:,} bytes of output not shown\n" + text
+                self.emit(SessionEvent("log", text=text))
+            interval = LOG_FLOOD_FLUSH_S if skipped else LOG_FLUSH_S
+            pending.clear()
+            skipped, last_flush = 0, time.monotonic()
+
+        with os.fdopen(fd, "rb", buffering=0) as src, selectors.DefaultSelector() as sel:
+            sel.register(src, selectors.EVENT_READ)
+            while True:
+                if sel.select(LOG_FLUSH_S):
+                    chunk = src.read(65536)
+                    if not chunk:
+                        break
+                    pending.extend(chunk)
+                    if len(pending) > LOG_MAX_BYTES:  # drop the oldest, from a line's start
+                        cut = len(pending) - LOG_MAX_BYTES
+                        newline = pending.find(b"\n", cut, len(pending) - 1)
+                        cut = newline + 1 if newline >= 0 else cut
+                        skipped += cut
+                        del pending[:cut]
+                if time.monotonic() - last_flush >= interval:
+                    flush()
+            flush()
+
+    def _ready_worker(self) -> Worker:
+        """The current worker, warm; a fresh one (or the spare) when it is gone.
+
+        Raises WorkerDied when two workers in a row die before they are ready: one that cannot
+        start at all (torch fails to import, say) is tried again at the next request, not in a
+        loop (that respawned ~30 workers a second, for ever, flooding the output pane)."""
+        failures = 0
+        while True:
+            if not self._workers:
+                self._workers.append(self._spawn())
+            worker = self._workers[0]
+            if worker.proc is not None and worker.proc.poll() is not None:
+                if not worker.ready:  # died while starting up
+                    self._workers.remove(worker)
+                    worker.kill()
+                    failures += 1
+                    why = describe_exit(worker.proc.returncode)
+                    self.emit(SessionEvent("log", text=f"[kscope] worker failed to start: {why}\n"))
+                    if failures >= 2 or self._stopping:
+                        raise WorkerDied(worker.proc.returncode)
+                    continue
+                self._replace_current(f"{describe_exit(worker.proc.returncode)} while idle")
+                continue
+            if not has_answered(worker):
+                # A replacement still importing torch (after a crash or a timeout): say so, or
+                # the status line shows the last failure for seconds with nothing happening.
+                self.emit(SessionEvent("starting"))
+            try:
+                worker.wait_ready()
+                return worker
+            except (WorkerDied, RuntimeError) as e:
+                self._workers.remove(worker)
+                worker.kill()
+                failures += 1
+                self.emit(SessionEvent("log", text=f"[kscope] worker failed to start: {e}\n"))
+                if failures >= 2 or self._stopping:
+                    raise
+
+    def _replace_current(self, why: str) -> None:
+        dead = self._workers.pop(0)
+        dead.kill()
+        for w in self._workers:
+            w.signal_group(signal.SIGCONT)
+        if self._workers:
+            set_priority(self._workers[0], 0)  # the spare is now the one being timed
+        self.restarts += 1
+        if not self._workers and not self._stopping:
+            self._workers.append(self._spawn())
+        self.emit(SessionEvent("restarted", text=why))
+
+    def _ensure_spare(self) -> None:
+        """A warm stand-in for when the current worker must be killed. It starts at low CPU
+        priority, so its start-up (torch import, inductor warm-up) does not skew the timings of
+        the runs the current worker is making meanwhile."""
+        if len(self._workers) < 2 and not self._stopping:
+            spare = self._spawn()
+            set_priority(spare, SPARE_NICE)
+            self._workers.append(spare)
+
+    def _main(self) -> None:
+        self.emit(SessionEvent("starting"))
+        try:
+            self._ready_worker()
+            self.emit(SessionEvent("ready"))
+        except (WorkerDied, RuntimeError):
+            if self._stopping:
+                return
+            # No worker could start: the first run reports it, and each request tries again
+            # (before, the session thread ended here and no save ever ran).
+        done = 0
+        while True:
+            with self._cond:
+                while self._wanted == done and not self._stopping and not self._current_died():
+                    self._cond.wait(IDLE_CHECK_S)
+                if self._stopping:
+                    return
+                run_id = None  # None: no new request, the current worker died while idle
+                if self._wanted != done:
+                    self._settle()
+                    if self._stopping:
+                        return
+                    run_id = self._wanted
+                    self._last_run_at = time.monotonic()
+            try:
+                if run_id is None:
+                    # Killed from outside (kill -9, the OOM killer) between saves: replace it now
+                    # and say so, rather than at the next save.
+                    try:
+                        self._ready_worker()
+                    finally:
+                        if not self._stopping:
+                            self.emit(SessionEvent("ready"))
+                    continue
+                done = run_id
+                self._run(run_id)
+            except (WorkerDied, RuntimeError):
+                if self._stopping:
+                    return
+
+    def _current_died(self) -> bool:
+        """The current worker was up and has died since (one that never started up is left
+        for the next request)."""
+        worker = self._workers[0] if self._workers else None
+        return worker is not None and worker.ready and worker.proc is not None and worker.proc.poll() is not None
+
+    def _settle(self) -> None:
+        """In a burst of saves (an editor's autosave, a formatter, a script), wait for the burst
+        to end instead of starting a run per save: the run that follows sees the last content."""
+        while not self._stopping:
+            # Two requests close together are a burst too, however long ago the last run started:
+            # without this a burst longer than STORM_WINDOW_S started a run every STORM_WINDOW_S
+            # (20 saves in 2 s: 3 runs, each killing a worker).
+            in_burst = (
+                self._last_request_at - self._last_run_at < STORM_WINDOW_S
+                or self._last_request_at - self._previous_request_at < STORM_WINDOW_S
+            )
+            left = self._last_request_at + STORM_SETTLE_S - time.monotonic() if in_burst else 0
+            if left <= 0:
+                return
+            self._cond.wait(left)
+
+    def _run(self, run_id: int) -> None:
+        try:
+            worker = self._ready_worker()
+        except (WorkerDied, RuntimeError) as e:
+            if not self._stopping:  # say so on screen, not only in the output pane
+                self._report_failure(
+                    run_id, None, "crash", f"no worker could start ({e}); its output is in the output pane; "
+                    "the next save tries again"
+                )
+            raise
+        if self._wanted != run_id:
+            # Newer saves came while a fresh worker warmed up: leave this one for the latest
+            # (starting it would only kill the worker we just waited for).
+            return
+        # A spare still warming up would share the CPU with the run being timed: freeze it for
+        # the length of the run.
+        spares = self._workers[1:]
+        for spare in spares:
+            spare.signal_group(signal.SIGSTOP)
+        try:
+            self._run_on(worker, run_id)
+        finally:
+            for spare in spares:
+                spare.signal_group(signal.SIGCONT)
+
+    def _run_on(self, worker: Worker, run_id: int) -> None:
+        spec = self.spec
+        started = time.monotonic()
+        sweep = self._sweeps.pop(run_id, None)
+        timeout = run_timeout(spec.timeout, spec.nproc) + (sweep["budget_s"] if sweep else 0)
+        self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
+        try:
+            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile}
+            request_id = worker.send(
+                sweep_request(spec.file, spec.target, spec.device, sweep, switches)
+                if sweep
+                else {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
+                      **switches, "trace_dir": run_trace_dir(spec.trace_dir, run_id), "settle": not spec.nproc,
+                      **({"nproc": spec.nproc, "timeout": spec.timeout} if spec.nproc else {})}
+            )
+        except WorkerDied as e:
+            self._report_failure(run_id, None, "crash", str(e))
+            self._replace_current(str(e))
+            return
+        partial: Report | None = None
+        told = sweep is not None  # a sweep times each size itself: it waits for no screen
+        while True:
+            if partial is not None and not told and self._shown == run_id:
+                # The eager half is on screen: the worker may time the modes now (see RunRequest.settle).
+                told = True
+                try:
+                    worker.send({"type": "shown", "of": request_id})
+                except WorkerDied:
+                    pass  # read() below says so
+            if self._wanted != run_id or self._stopping:
+                if not self._stopping:
+                    self._replace_current("superseded by a newer save")
+                return
+            if time.monotonic() - started > timeout:
+                self._report_failure(
+                    run_id, partial, "timeout", f"stopped after {timeout:g} s (--timeout); worker restarted"
+                )
+                self._replace_current("timeout")
+                return
+            try:
+                message = worker.read(POLL_S if told or partial is None else SHOWN_POLL_S)
+            except WorkerDied as e:
+                self._report_failure(run_id, partial, "crash", f"{e}; worker restarted")
+                self._replace_current(str(e))
+                return
+            if message is None:
+                continue
+            report = Report.from_dict(message.report) if message.report else None
+            if message.type in ("eager", "sweep"):
+                partial = report
+                self.emit(SessionEvent(message.type, run_id, report))
+            elif message.type == "report":
+                self.emit(SessionEvent("report", run_id, report))
+                self._ensure_spare()
+                return
+
+    def _report_failure(self, run_id: int, partial: Report | None, stage: str, message: str) -> None:
+        base = partial or Report(file=os.path.abspath(self.spec.file), target=self.spec.target or "")
+        error = RunError(stage=stage, type=stage.capitalize(), message=message, file=base.file)
+        from dataclasses import replace
+
+        self.emit(SessionEvent("report", run_id, replace(base, errors=base.errors + (error,))))
+
+
+KEPT_TRACE_RUNS = 3
+"""Runs whose traces the app keeps (the one on screen may be a run or two behind the newest)."""
+
+
+def run_trace_dir(root: str | None, run_id: int) -> str | None:
+    """A run's own trace folder under root (the app's, for key e), the older ones removed: an
+    export copies the traces of the Report it exports, never those of a newer run."""
+    if root is None:
+        return None
+    for name in os.listdir(root) if os.path.isdir(root) else ():
+        if name.startswith("run-") and name[4:].isdigit() and int(name[4:]) <= run_id - KEPT_TRACE_RUNS:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    return os.path.join(root, f"run-{run_id}")

@@ -1,0 +1,117 @@
+"""A mode's kernels as a table, updated by diffing rows (never cleared and refilled)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from kscope.render.tables import short_name
+from kscope.report.model import Kernel, ModeResult
+from kscope.render.view import kernel_detail, kernel_rows, vanished
+
+# The launches cell also says what changed since the last save: "1→2", "1 new".
+COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8))
+MIN_NAME = 12
+
+
+class KernelTable(Vertical):
+    class KernelSelected(Message):
+        """The cursor moved to a kernel: the source and code panes follow it."""
+
+        def __init__(self, mode_name: str, kernel: Kernel):
+            super().__init__()
+            self.mode_name, self.kernel = mode_name, kernel
+
+    DEFAULT_CSS = """
+    KernelTable { border: round $primary; height: 1fr; min-height: 6; }
+    KernelTable DataTable { height: 1fr; }
+    KernelTable .detail { height: 4; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, mode_name: str, **kwargs):
+        super().__init__(**kwargs)
+        self.mode_name = mode_name
+        self.mode: ModeResult | None = None
+        self.previous: ModeResult | None = None
+        self.peak: float | None = None
+        self.name_width = COLUMNS[0][1]
+        self.lit: set[str] = set()
+        """Kernel names shown lit (a chosen round trip's producer and consumers)."""
+
+    def compose(self) -> ComposeResult:
+        self.border_title = f"{self.mode_name} kernels"
+        table = DataTable(cursor_type="row", zebra_stripes=True)
+        for label, width in COLUMNS:
+            table.add_column(label, key=label, width=width)
+        yield table
+        yield Static("", classes="detail")
+
+    def show(
+        self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "", peak: float | None = None
+    ) -> None:
+        self.mode, self.previous = mode, previous
+        self.peak = peak if peak is not None else self.peak
+        table = self.query_one(DataTable)
+        rows = kernel_rows(mode, previous)
+        wanted = {r.key for r in rows}
+        for key in [k.value for k in table.rows if k.value not in wanted]:
+            table.remove_row(key)
+        existing = {k.value for k in table.rows}
+        for r in rows:
+            tag = f"{r.tag} " if r.tag else ""
+            name = Text(tag, style="bold magenta" if r.tag == "bwd" else "bold cyan")
+            name.append(
+                ("★ " if r.fused else "") + short_name(r.name, self.name_width - 2 - len(tag)),
+                style="bold green" if r.fused else "",
+            )
+            if r.name in self.lit:
+                name.stylize("reverse")
+            launches = Text(r.launches) if not r.change else Text(
+                f"{r.launches} new" if r.change == "new" else r.change, style="bold yellow"
+            )
+            cells = (name, launches, Text(r.time, justify="right"), Text(r.traffic, justify="right"))
+            if r.key in existing:
+                for (label, _), value in zip(COLUMNS, cells):
+                    table.update_cell(r.key, label, value)
+            else:
+                table.add_row(*cells, key=r.key)
+        gone = vanished(mode, previous)
+        subtitle = note or (f"gone: {', '.join(short_name(g, 24) for g in gone)}" if gone else "")
+        if self.border_subtitle != subtitle:
+            self.border_subtitle = subtitle
+        self._show_detail(table.cursor_row)
+
+    def light(self, names: set[str]) -> None:
+        """Show these kernels' rows lit (none: an empty set)."""
+        if names != self.lit:
+            self.lit = names
+            if self.mode is not None:
+                self.show(self.mode, self.previous, peak=self.peak)
+
+    def on_resize(self) -> None:
+        """Give the kernel name whatever width the other columns leave."""
+        table = self.query_one(DataTable)
+        others = sum(width + 2 * table.cell_padding for label, width in COLUMNS[1:])
+        name_width = max(MIN_NAME, self.content_size.width - others - 2 * table.cell_padding - 2)
+        column = table.columns.get("kernel")
+        if column is not None and column.width != name_width:
+            column.width = name_width
+            self.name_width = name_width
+            table.refresh()
+            if self.mode is not None:
+                self.show(self.mode, self.previous, peak=self.peak)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+        if self.mode is not None and 0 <= event.cursor_row < len(self.mode.kernels):
+            self.post_message(self.KernelSelected(self.mode_name, self.mode.kernels[event.cursor_row]))
+
+    def _show_detail(self, index: int) -> None:
+        detail = self.query_one(".detail", Static)
+        text = ""
+        if self.mode is not None and 0 <= index < len(self.mode.kernels):
+            text = kernel_detail(self.mode.kernels[index], self.peak)
+        detail.update(text, layout=False)  # fixed height: no new layout of the screen

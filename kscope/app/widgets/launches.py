@@ -1,0 +1,90 @@
+"""Launch counts per call, eager → compiled, in digits big enough for the back of a room."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Digits, Label
+
+from kscope.report.model import Report
+from kscope.render.text import fmt_count, summary_line
+from kscope.render.view import call_text, change_line, mode_change, round_trips_line, verdict_text
+
+
+class LaunchCounts(Vertical):
+    DEFAULT_CSS = """
+    LaunchCounts { height: 10; border: round $primary; border-title-align: left; padding: 0 1; }
+    LaunchCounts Horizontal { height: auto; }
+    LaunchCounts Digits { width: auto; }
+    LaunchCounts .arrow { padding: 1 2; }
+    LaunchCounts .mode { width: auto; padding: 1 1 0 0; color: $text-muted; }
+    LaunchCounts #verdict { width: 1fr; padding: 0 0 0 3; height: 3; content-align: left middle; }
+    LaunchCounts #verdict.-faster { color: $success; text-style: bold; }
+    LaunchCounts #verdict.-slower { color: $error; text-style: bold; }
+    LaunchCounts #verdict.-busy { color: $warning; }
+    LaunchCounts Label.change { color: $warning; }
+    LaunchCounts #summary { text-style: bold; }
+    LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts #round-trips, LaunchCounts Label.change {
+        width: 1fr; height: 1;
+    }
+    LaunchCounts #graphs.-breaks { color: $warning; text-style: bold; }
+    """
+
+    compact = False
+    """Narrow screens: no digits, so the verdict and the call time go on the graphs line."""
+
+    def compose(self) -> ComposeResult:
+        self.border_title = "launches / call"
+        with Horizontal():
+            yield Label("eager", classes="mode")
+            yield Digits("-", id="eager-launches")
+            yield Label("→", classes="arrow")
+            yield Label("compiled", classes="mode")
+            yield Digits("-", id="compiled-launches")
+            yield Label("", id="verdict")
+        yield Label("", id="summary")
+        yield Label("", id="graphs")
+        yield Label("", id="round-trips")
+        yield Label("", id="launch-change", classes="change")
+        yield Label("", id="eager-change", classes="change")
+
+    def show(self, report: Report | None, previous: Report | None, compiling: bool) -> None:
+        e = report.eager if report else None
+        c = report.compiled if report else None
+        self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
+        self.query_one("#compiled-launches", Digits).update(fmt_count(c.launches) if c else ("…" if compiling else "-"))
+        summary = summary_line(report) if report and e else ""
+        if e and not c:
+            summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
+        # Fixed-size labels: updating them needs no new layout of the screen.
+        self.query_one("#summary", Label).update(summary, layout=False)
+        self.query_one("#round-trips", Label).update(round_trips_line(report), layout=False)
+        graphs = self.query_one("#graphs", Label)
+        breaks = c.graph_breaks if c else ()
+        graphs.set_class(bool(breaks), "-breaks")
+        verdict, call = (verdict_text(report), call_text(report)) if report else ("", "")
+        if c and c.graphs is not None:
+            where = ", ".join(f"line {b.line}" for b in breaks if b.line)
+            text = f"{c.graphs} graph{'s' if c.graphs != 1 else ''}" + (
+                f", {len(breaks)} graph break{'s' if len(breaks) > 1 else ''} ({where})" if breaks else ""
+            )
+            if c.cuda_graphs is not None:
+                text += f" · {c.cuda_graphs.short()}"
+            if self.compact:
+                text = " · ".join(x for x in (text, verdict, call) if x)
+            graphs.update(text, layout=False)
+        else:
+            graphs.update("", layout=False)
+        shown = self.query_one("#verdict", Label)
+        said = report.speedup.verdict if report is not None and report.speedup is not None else ""
+        for kind in ("faster", "slower", "busy"):
+            shown.set_class(said == kind, f"-{kind}")
+        shown.update(f"{verdict}\n{call}" if verdict else "", layout=False)
+        # What changed since the last save (Δ), one line per mode, the compiled one first.
+        for label_id, name, now, then in (
+            ("#launch-change", "compiled", c, previous.compiled if previous else None),
+            ("#eager-change", "eager", e, previous.eager if previous else None),
+        ):
+            if name == "compiled" and previous is not None:
+                name = mode_change(previous, report) or name  # "default→max-autotune": an A/B of modes
+            self.query_one(label_id, Label).update(change_line(name, then, now, compact=True), layout=False)

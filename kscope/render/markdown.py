@@ -1,0 +1,173 @@
+"""The Report as GitHub-flavoured Markdown (`--once --markdown`): paste-ready for an issue, a PR
+or a slide. The same words as `--once` (view.py's helpers); a figure kscope does not know reads
+"unknown", never 0. No torch, textual or rich here: a machine with torch alone can print it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
+from kscope.render.text import fmt_bytes, fmt_count, summary_line
+from kscope.report.sweep import fmt_n, per_element
+from kscope.render import view
+
+UNKNOWN = "unknown"
+
+
+def report_markdown(report: Report) -> str:
+    """Title, summary, eager and compiled side by side, fused kernels, graph breaks, recompiles,
+    traces, notes and errors (a sweep: its table of sizes instead of the modes)."""
+    parts = [_title(report)]
+    if report.sweep is not None:
+        parts += _sweep(report)
+    elif report.eager is not None or report.compiled is not None:
+        verdict = view.verdict_line(report)
+        parts.append(f"**{summary_line(report, UNKNOWN)}**" + (f" · {verdict}" if verdict else ""))
+        parts.append(_modes_table(report))
+        if report.compiled is not None:
+            parts += _compiled_sections(report, report.compiled)
+    if report.ranks:
+        from kscope.render.ranks import ranks_markdown
+
+        parts += ranks_markdown(report)
+    if report.traces:
+        listed = ", ".join(f"{mode} {code(view.shown_path(path))}" for mode, path in report.traces.items())
+        parts.append(f"Chrome traces (Perfetto, `kscope TRACE`): {listed}")
+    parts += _listed("Notes", [cell(n) for n in report.notes])
+    parts += _listed("Errors", [_error(e) for e in report.errors])
+    return "\n\n".join(parts) + "\n"
+
+
+def _error(e: RunError) -> str:
+    """"**eager** `target.py:4`: ValueError: no good"."""
+    where = view.error_where(e)
+    return f"**{e.stage}**" + (f" {code(where)}" if where else "") + f": {cell(view.error_detail(e))}"
+
+
+def cell(text: str) -> str:
+    """Text for a table cell or a list item: a `|` escaped (GFM splits cells on it, even inside
+    backticks), line breaks folded."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def code(text: str) -> str:
+    return f"`{cell(text)}`" if text else ""
+
+
+def table(header: list[str], rows: list[list[str]], align: str = "") -> str:
+    """A GFM table; `align`, per column: "l" or "r" (default "l")."""
+    marks = ["---:" if a == "r" else "---" for a in align.ljust(len(header), "l")]
+    lines = [header, marks, *rows]
+    return "\n".join("| " + " | ".join(row) + " |" for row in lines)
+
+
+def known(value, fmt: Callable) -> str:
+    """fmt(value), or "unknown" for None."""
+    return UNKNOWN if value is None else fmt(value)
+
+
+def _title(report: Report) -> str:
+    text = f"### kscope: {code(view.where_text(report))}"
+    facts = [cell(view.device_text(report))] + ([f"torch {cell(report.torch_version)}"] if report.torch_version else [])
+    how, detail = view.grad_text(report)
+    if how:
+        facts.append(cell(how + (f" ({detail})" if detail else "")))
+    if view.mode_label(report):
+        facts.append(f"torch.compile: {code(view.mode_label(report))}")
+    return text + "\n\n" + " · ".join(facts)
+
+
+def _modes_table(report: Report) -> str:
+    e, c = report.eager, report.compiled
+
+    def row(label: str, fig: Callable[[ModeResult], str]) -> list[str]:
+        return [label] + [cell(fig(m)) if m is not None else "no result" for m in (e, c)]
+
+    def traffic(m: ModeResult) -> str:
+        total = fmt_bytes(m.bytes_total, UNKNOWN)
+        return f"{total} ({fmt_bytes(m.bytes_read, UNKNOWN)} + {fmt_bytes(m.bytes_written, UNKNOWN)})"
+
+    def kernel_time(m: ModeResult) -> str:
+        spread = m.kernel_time_us_range
+        middle = f", middle half {view.fmt_us(spread[0])}–{view.fmt_us(spread[1])}" if spread else ""
+        calls = f", {m.kernel_samples} calls" if m.kernel_samples else ""
+        return view.fmt_us(m.kernel_time_us) + (f" ({middle[2:]}{calls})" if middle or calls else "")
+
+    rows = [
+        row("launches", lambda m: fmt_count(m.launches)),
+        row("traffic (read + written)", traffic),
+        row("array-sized transfers", lambda m: view.transfers_text(report, m.bytes_total) or UNKNOWN),
+        row("kernel time (median)", kernel_time),
+        row("call time (median)", lambda m: known(m.call_time_us, view.fmt_us)),
+        row("round trips", lambda m: view.round_trips_text(m, UNKNOWN)),
+        ["verdict (kernel time)", "", cell(view.verdict_text(report) or UNKNOWN)],
+    ]
+    if c is not None:
+        graphs = f"{known(c.graphs, str)} graph{'s' if c.graphs != 1 else ''}"
+        rows.append(["compile", "", cell(f"{known(c.compile_s, lambda s: f'{s:.2f} s')}, {graphs}")])
+    return table(["per call", "eager", "compiled"], rows, "lrr")
+
+
+def _lines(report: Report, lines) -> str:
+    base = os.path.basename(report.file)
+    return ", ".join(code(f"{base}:{n}") for n in lines)
+
+
+def _compiled_sections(report: Report, c: ModeResult) -> list[str]:
+    parts = []
+    fused = [k for k in c.kernels if k.fused]
+    if fused:
+        rows = [
+            [code(k.name), cell(", ".join(k.ops) or k.what or ""), _lines(report, k.lines) or "no line",
+             cell(fmt_bytes(k.bytes_total, UNKNOWN))]
+            for k in fused
+        ]
+        header = ["kernel", "ops fused", "lines", "traffic / call"]
+        parts.append("#### Fused kernels\n\n" + table(header, rows, "lllr"))
+    title = f"Graph breaks ({c.graphs} graphs)" if c.graphs is not None else "Graph breaks"
+    parts += _listed(title, [_graph_break(report, b) for b in c.graph_breaks])
+    parts += _listed("Recompiles", [_recompile(r) for r in c.recompiles])
+    extra = view.autotune_lines(c) + ([c.cuda_graphs.line()] if c.cuda_graphs is not None else [])
+    parts += _listed("Compile mode", [cell(x) for x in extra])
+    return parts
+
+
+def _graph_break(report: Report, b: GraphBreak) -> str:
+    """"`graph_break.py:11`: data-dependent branch: … (hint: …)"."""
+    where = _lines(report, [b.line]) + ": " if b.line else ""
+    return where + cell(b.reason) + (f" (hint: {cell(b.hint)})" if b.hint else "")
+
+
+def _recompile(r: Recompile) -> str:
+    """"`stepper` line 4: `G['step'] == 1`": the function, and the guard that failed."""
+    where = code(r.function) + (f" line {r.line}" if r.line else "") + ": " if r.function else ""
+    return where + code(r.reason)
+
+
+def _listed(title: str, items: list[str]) -> list[str]:
+    return [f"#### {title}\n\n" + "\n".join(f"- {x}" for x in items)] if items else []
+
+
+def _sweep(report: Report) -> list[str]:
+    sweep = report.sweep
+    rows = [
+        [
+            fmt_n(p.n),
+            f"{fmt_count(p.eager.launches)} → {fmt_count(p.compiled.launches)}",
+            " → ".join(known(m.bytes_total, lambda b, n=p.n: per_element(b, n)) for m in (p.eager, p.compiled)),
+            cell(known(p.eager.call_time_us, lambda _: view.spread_text(p.eager))),
+            cell(known(p.compiled.call_time_us, lambda _: view.spread_text(p.compiled))),
+            cell(view.sweep_verdict(p)),
+        ]
+        for p in sweep.points
+    ]
+    parts = []
+    if rows:
+        header = ["n", "launches", "B/n", "eager call", "compiled call", "compiled"]
+        parts.append("#### Size sweep\n\n" + table(header, rows, "rrrrrl"))
+        parts.append(view.SWEEP_COLUMNS)
+    parts.append(f"**{cell(sweep.crossover_text())}** · {cell(view.sweep_how(sweep))}")
+    if sweep.stopped:
+        parts.append(f"Stopped early: {cell(sweep.stopped)}")
+    return parts

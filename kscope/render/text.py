@@ -1,0 +1,60 @@
+"""The words for a Report's figures: bytes, counts, phases and the one-line summary, shared by
+every view (the app, --once, --markdown). No torch."""
+
+from __future__ import annotations
+
+from kscope.report.model import PHASES, ModeResult, Report
+
+
+def fmt_bytes(n: float | None, unknown: str = "?") -> str:
+    """Decimal units, as the article counts: 20,000,000 B is 20.0 MB; `unknown` when unknown."""
+    if n is None:
+        return unknown
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def fmt_count(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+
+
+PHASE_TAGS = {"forward": "fwd", "backward": "bwd", "optimizer": "opt"}
+
+
+def phases_ran(report: Report) -> list[str]:
+    """The phases either mode ran, in PHASES order."""
+    return [p for p in PHASES if any(m and m.phase(p) for m in (report.eager, report.compiled))]
+
+
+def phase_launches(report: Report) -> str:
+    """"fwd 4 → 2 · bwd 9 → 5" when more than the forward ran, else ""."""
+    e, c = report.eager, report.compiled
+    ran = phases_ran(report)
+    if ran == ["forward"] or not ran or e is None:
+        return ""
+
+    def count(mode: ModeResult | None, phase: str) -> str:
+        if mode is None:
+            return "…"
+        totals = mode.phase(phase)
+        return fmt_count(totals.launches if totals else 0)
+
+    return " · ".join(f"{PHASE_TAGS[p]} {count(e, p)} → {count(c, p)}" for p in ran)
+
+
+def summary_line(report: Report, unknown: str = "?") -> str:
+    """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%
+    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
+    e, c = report.eager, report.compiled
+    if e is None:
+        return "no result"
+    if c is None:
+        return f"launches {fmt_count(e.launches)}, traffic {fmt_bytes(e.bytes_total, unknown)} (compiled: no result)"
+    launches = phase_launches(report) or f"launches {fmt_count(e.launches)} → {fmt_count(c.launches)}"
+    text = f"{launches}, traffic {fmt_bytes(e.bytes_total, unknown)} → {fmt_bytes(c.bytes_total, unknown)}"
+    if e.bytes_total and c.bytes_total is not None:
+        change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
+        text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"
+    return text

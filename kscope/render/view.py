@@ -1,0 +1,315 @@
+"""Pure functions from Reports to what the panes show. No textual, no torch: easy to test."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from kscope.report.model import Kernel, ModeResult, Report, RunError
+from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    key: str
+    name: str
+    launches: str
+    time: str
+    traffic: str
+    fused: bool
+    change: str = ""
+    tag: str = ""
+    """"fwd", "bwd" or "opt" when the mode ran more than a forward; else ""."""
+
+
+def row_key(k: Kernel) -> str:
+    """A row's identity within a mode: its name, and its phase past the forward (an mm runs in both)."""
+    return k.name if k.phase == "forward" else f"{k.phase}:{k.name}"
+
+
+def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> list[KernelRow]:
+    if mode is None:
+        return []
+    before = {row_key(k): k for k in previous.kernels} if previous else {}
+    tagged = any(k.phase != "forward" for k in mode.kernels)
+    rows = []
+    for k in mode.kernels:
+        old = before.get(row_key(k))
+        if previous is None:
+            change = ""
+        elif old is None:
+            change = "new"
+        elif old.launches != k.launches:
+            change = f"{fmt_count(old.launches)}→{fmt_count(k.launches)}"
+        else:
+            change = ""
+        rows.append(
+            KernelRow(
+                key=row_key(k),
+                name=k.name,
+                launches=fmt_count(k.launches),
+                time=f"{k.time_us:.1f}",
+                traffic=fmt_bytes(k.bytes_total),
+                fused=k.fused,
+                change=change,
+                tag=PHASE_TAGS.get(k.phase, k.phase) if tagged else "",
+            )
+        )
+    return rows
+
+
+def vanished(mode: ModeResult | None, previous: ModeResult | None) -> list[str]:
+    """Kernel names the previous report had and this one has not."""
+    if mode is None or previous is None:
+        return []
+    now = {row_key(k) for k in mode.kernels}
+    return [k.name for k in previous.kernels if row_key(k) not in now]
+
+
+def transfers_text(report: Report, nbytes: int | None) -> str:
+    """"5.0×": bytes in array-sized transfers (÷ the largest input), the article's unit."""
+    t = report.transfers(nbytes)
+    return "" if t is None else f"{t:.1f}×"
+
+
+def saving(report: Report) -> str:
+    e, c = report.eager, report.compiled
+    if not e or not c or not e.bytes_total or c.bytes_total is None:
+        return ""
+    change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
+    text = (
+        f"compiled: {abs(change):.0f}% {'less' if change < 0 else 'more'} traffic"
+        if round(change) != 0
+        else "compiled: the same traffic"
+    )
+    if c.bytes_saved:  # a training forward: what it writes only for backward, which eager never writes
+        text += f", {fmt_bytes(c.bytes_saved)} of it only for backward"
+    return text
+
+
+def kernel_detail(k: Kernel, peak: float | None = None) -> str:
+    """Four short lines for a selected kernel: full name, ops (or what it does), lines and
+    bandwidth, figures."""
+    where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "no line")
+    bandwidth = of_peak(k.achieved_gbps, peak)
+    saved = f" · {fmt_bytes(k.bytes_saved)} for bwd" if k.bytes_saved else ""
+    return "\n".join(
+        [
+            k.name,
+            "ops: " + (", ".join(k.ops) if k.ops else k.what or "—"),
+            where + (f" · {bandwidth}" if bandwidth else ""),
+            f"{fmt_count(k.launches)}/call · {fmt_us(k.time_us)} · R {fmt_bytes(k.bytes_read)}"
+            f" · W {fmt_bytes(k.bytes_written)}{saved}",
+        ]
+    )
+
+
+def kernels_of_line(report: Report, line: int) -> tuple[list[str], list[str]]:
+    """Which kernels a line of the source ended up in, eager and compiled (one eager op may be
+    split across, or merged into, several compiled kernels)."""
+    def names(mode: ModeResult | None) -> list[str]:
+        return [k.name for k in mode.kernels if line in k.lines] if mode else []
+
+    return names(report.eager), names(report.compiled)
+
+
+def change_line(label: str, before: ModeResult | None, now: ModeResult | None, compact: bool = False) -> str:
+    """"compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs" since the last save;
+    compact: "Δ compiled: launches 5→3, 20.0 MB→12.0 MB, 41 µs→23 µs" (fits half of 120 columns)."""
+    if before is None or now is None:
+        return ""
+    if compact:
+        return (
+            f"Δ {label}: launches {fmt_count(before.launches)}→{fmt_count(now.launches)}, "
+            f"{fmt_bytes(before.bytes_total)}→{fmt_bytes(now.bytes_total)}, "
+            f"{before.kernel_time_us:.0f} µs→{now.kernel_time_us:.0f} µs"
+        )
+    return (
+        f"{label}: launches {fmt_count(before.launches)} → {fmt_count(now.launches)}, "
+        f"traffic {fmt_bytes(before.bytes_total)} → {fmt_bytes(now.bytes_total)}, "
+        f"time {before.kernel_time_us:.0f} µs → {now.kernel_time_us:.0f} µs"
+    )
+
+
+def of_peak(gbps: float | None, peak: float | None) -> str:
+    """"48.5 GB/s (52% of peak)"; "" when nothing was timed."""
+    if gbps is None:
+        return ""
+    if not peak:
+        return f"{gbps:.1f} GB/s"
+    if gbps > peak:  # faster than memory can go: the data stayed in a cache between calls
+        return f"{gbps:.1f} GB/s (above the {peak:.0f} GB/s memory peak: cache-resident)"
+    return f"{gbps:.1f} GB/s ({gbps / peak * 100:.0f}% of peak)"
+
+
+def fmt_us(us: float | None) -> str:
+    if us is None:
+        return "?"
+    if us >= 10_000:
+        return f"{us / 1000:.0f} ms"
+    if us >= 1000:
+        return f"{us / 1000:.1f} ms"
+    return f"{us:.0f} µs" if us >= 10 else f"{us:.1f} µs"
+
+
+def verdict_text(report: Report) -> str:
+    """"1.9× faster", "same within noise": compiled against eager, by median kernel time."""
+    return report.speedup.text() if report.speedup else ""
+
+
+def call_text(report: Report) -> str:
+    """"call 417 µs → 353 µs": the wall time of one call, guards and wrapper included."""
+    e, c = report.eager, report.compiled
+    if not e or not c or e.call_time_us is None or c.call_time_us is None:
+        return ""
+    return f"call {fmt_us(e.call_time_us)} → {fmt_us(c.call_time_us)}"
+
+
+def graph_signature(report: Report | None) -> tuple | None:
+    """What a save must change for a sweep to be stale: the kernels each mode ran, and their ops."""
+    if report is None:
+        return None
+    return tuple(
+        (mode_name, k.phase, k.name, k.ops)
+        for mode_name, mode in (("eager", report.eager), ("compiled", report.compiled))
+        if mode is not None
+        for k in mode.kernels
+    )
+
+
+def round_trips_text(mode: ModeResult | None, unknown: str = "?") -> str:
+    """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet)."""
+    if mode is None:
+        return "…"
+    if mode.round_trips is None:
+        return unknown
+    if not mode.round_trips:
+        return "0"
+    total = sum(t.bytes or 0 for t in mode.round_trips)
+    return f"{sum(t.count for t in mode.round_trips)} ({fmt_bytes(total)})"
+
+
+def round_trips_line(report: Report | None) -> str:
+    """"round trips: eager 1 (4.0 MB) → compiled 0": buffers one kernel writes and another reads back."""
+    if report is None or report.eager is None:
+        return ""
+    return f"round trips: eager {round_trips_text(report.eager)} → compiled {round_trips_text(report.compiled)}"
+
+
+def mode_label(report: Report | None) -> str:
+    """"max-autotune · freezing=True": how the compiled half was compiled; "" for torch.compile's
+    defaults (or a Report that does not say)."""
+    options = report.compile_options if report is not None else None
+    if options is None:
+        return ""
+    label = options.label()
+    return "" if label == "default" else label
+
+
+def autotune_lines(mode: ModeResult | None) -> list[str]:
+    """"autotune packed_linear (256x512, …): _mkl_linear 2.327 ms, over cpp_CppMicroGemmFP32Vec_0
+    3.092 ms": each op max-autotune chose for, with inductor's own timings."""
+    lines = []
+    for tuned in mode.autotune if mode is not None else ():
+        won = tuned.winner
+        if won is None:
+            continue
+        timed = lambda c: f"{c.name} {c.ms:.3f} ms" if c.ms is not None else f"{c.name} (failed)"  # noqa: E731
+        others = ", ".join(timed(c) for c in tuned.choices[1:4]) + (", …" if len(tuned.choices) > 4 else "")
+        lines.append(f"autotune {tuned.op} ({tuned.sizes}): chose {timed(won)}" + (f" over {others}" if others else ""))
+    return lines
+
+
+def mode_change(before: Report, now: Report | None) -> str:
+    """"default→max-autotune" when the two runs were compiled in different modes; "" otherwise."""
+    a, b = before.compile_options, now.compile_options if now is not None else None
+    if a is None or b is None or a.mode == b.mode:
+        return ""
+    return f"{a.mode}→{b.mode}"
+
+
+def shown_path(path: str) -> str:
+    """A path relative to here when it is below here ("samples/add_relu.py"), else absolute."""
+    relative = os.path.relpath(path)
+    return os.path.abspath(path) if relative.startswith("..") else relative
+
+
+def where_text(report: Report) -> str:
+    """"samples/add_relu.py:add_relu": the file (see shown_path) and the target."""
+    path = shown_path(report.file)
+    return f"{path}:{report.target}" if report.target else path
+
+
+def device_text(report: Report) -> str:
+    """"cpu (AMD EPYC 7B13)"."""
+    return report.device + (f" ({report.device_name})" if report.device_name else "")
+
+
+def grad_text(report: Report) -> tuple[str, str]:
+    """How the target ran, when not as a plain forward: ("forward + backward", "backward from …;
+    gradients of a, b"), ("under torch.no_grad()", ""); else ("", "")."""
+    if report.backward is not None:
+        b = report.backward
+        return "forward + backward", f"backward from {b.loss}; gradients of {', '.join(b.grads_of)}"
+    return ("under torch.no_grad()", "") if report.no_grad else ("", "")
+
+
+def verdict_line(report: Report) -> str:
+    """"compiled 1.9× faster", "compiled and eager: same within noise", "can't tell: the CPU was busy
+    (35% of the time a task waited for it)"; "" when the modes were not timed against each other."""
+    s = report.speedup
+    if not report.eager or not report.compiled or s is None:
+        return ""
+    if s.verdict in ("faster", "slower"):
+        return f"compiled {s.text()}"
+    if s.verdict == "busy":
+        share = f"{s.cpu_waiting:.0%}" if s.cpu_waiting is not None else "much"
+        return f"can't tell: the CPU was busy ({share} of the time a task waited for it)"
+    return "compiled and eager: same within noise"
+
+
+def error_where(e: RunError) -> str:
+    """"samples/x.py:5" (see shown_path), "samples/x.py", or ""."""
+    where = shown_path(e.file) if e.file else ""
+    return where + (f":{e.line}" if e.line else "")
+
+
+def error_detail(e: RunError) -> str:
+    """"ValueError: bad" ; kscope's own one-liners (a TargetError) without the type."""
+    return e.message if e.type == "TargetError" else f"{e.type}: {e.message}"
+
+
+def spread_text(m) -> str:
+    """"412 µs ±6%": a sweep mode's median wall time per call, and half its interquartile range."""
+    return spread(m.call_time_us, m.call_time_us_range)
+
+
+def spread(median: float | None, quartiles: tuple[float, float] | None) -> str:
+    if median is None:
+        return "?"
+    text = fmt_us(median)
+    if quartiles and median > 0:
+        text += f" ±{(quartiles[1] - quartiles[0]) / 2 / median * 100:.0f}%"
+    return text
+
+
+def sweep_verdict(p) -> str:
+    """"1.4× faster", "5.6× slower", "same", "busy": a sweep point's compiled against eager."""
+    if p.verdict == "faster":
+        return f"{p.ratio:.1f}× faster"
+    if p.verdict == "slower":
+        return f"{1 / p.ratio:.1f}× slower" if p.ratio > 0 else "slower"
+    return "busy" if p.verdict == "busy" else "same"
+
+
+SWEEP_COLUMNS = (
+    "eager → compiled: launches, bytes per element (B/n); wall time per call, median ± half its interquartile "
+    "range; compiled against eager, calls timed in pairs"
+)
+"""What the sweep table's columns say."""
+
+
+def sweep_how(sweep) -> str:
+    """"one torch.compile for all sizes, 1 recompile"."""
+    how = "each size compiled on its own (--sweep-static)" if sweep.static else "one torch.compile for all sizes"
+    return f"{how}, {sweep.recompiles} recompile{'s' if sweep.recompiles != 1 else ''}"

@@ -1,0 +1,352 @@
+"""The Report: plain, frozen data that round-trips through JSON.
+
+Everything kscope shows is read from a Report: the app's panes, `--once` tables, `--json`,
+tests and exports. Nothing here imports torch, so the UI process can load it freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = 8
+"""2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
+median with its spread, beside the wall time of one call; the speedup carries a verdict.
+3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
+to read; each mode has per-phase totals; the Report says how backward was run (`backward`) and
+whether grad mode was off (`no_grad`).
+4: a size sweep (--sweep) is a Report with `sweep` set (and no eager or compiled half).
+5: each mode lists its round trips (buffers one kernel writes and another reads back) and why
+compiled ones were not fused.
+6: the Report says how the target was compiled (`compile_options`: mode, dynamic, fullgraph,
+inductor options); the compiled mode lists max-autotune's choices (`autotune`) and what CUDA
+graphs did (`cuda_graphs`).
+7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path).
+8: each mode lists its collectives (report_ranks.Collective); a run of N ranks (--nproc) has `ranks`
+(report_ranks.RankResult each) and an error says its `rank`."""
+
+PHASES = ("forward", "backward", "optimizer")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel name within a mode, aggregated over its launches in one call."""
+
+    name: str
+    launches: float
+    """Launches per call of the target."""
+    time_us: float
+    """Time per call, all launches together: the kernel's share of the profiled calls, scaled so
+    that the rows add up to the mode's median kernel time."""
+    bytes_read: int | None
+    """Per call; None when kscope does not know (never shown as 0)."""
+    bytes_written: int | None
+    fused: bool = False
+    """True for a kernel inductor generated (it may fuse one op or many)."""
+    ops: tuple[str, ...] = ()
+    """The ATen ops this kernel runs (compiled: from inductor's metadata; eager: the op itself)."""
+    lines: tuple[int, ...] = ()
+    """Lines of the user's file this kernel came from."""
+    code: str | None = None
+    """Generated source of a compiled kernel."""
+    kind: str = "kernel"
+    """"kernel", or "extern" for a library call made by compiled code (aten::mm ...)."""
+    what: str | None = None
+    """What a kernel that runs none of the user's ops does ("copies x into channels-last layout")."""
+    phase: str = "forward"
+    """"forward", "backward" (run by autograd's engine) or "optimizer" (an optimizer's step)."""
+    bytes_saved: int | None = 0
+    """Of bytes_written, what a training forward writes only for backward to read: tensors
+    AOTAutograd saves that no other kernel of the forward reads (a ReLU's mask). None where kscope
+    does not know (an eager op: max-pool's indices are written for backward only too)."""
+
+    @property
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
+
+    @property
+    def achieved_gbps(self) -> float | None:
+        return gbps(self.bytes_total, self.time_us)
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """A buffer one kernel of the call writes and another reads back: a trip through memory that
+    a fused kernel would not make (the call's outputs are not round trips)."""
+
+    buffer: str
+    """Inductor's buffer name ("buf0"); eager: "tmp0", "tmp1", ... in the order they were written."""
+    bytes: int | None
+    producer: str
+    """The kernel that writes it, named as its row is."""
+    consumers: tuple[str, ...]
+    lines: tuple[int, ...] = ()
+    """Lines of the user's file of the producer and the consumers."""
+    reason: str = ""
+    """Why it was not fused, in plain words."""
+    hint: str = ""
+    detail: str = ""
+    """Inductor's own words, where its scheduler gave a reason ("cannot fuse op0 with op2: ...")."""
+    count: int = 1
+    """How many such buffers (same producer, consumers, lines and reason): a loop of 5,000 adds is
+    one entry of 4,999; `bytes` is all of them, `buffer` the first."""
+
+
+@dataclass(frozen=True)
+class PhaseTotals:
+    """One phase of a mode: the sum of its kernels."""
+
+    phase: str
+    launches: float
+    bytes_read: int | None
+    bytes_written: int | None
+    kernel_time_us: float
+
+    @property
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
+
+
+def phase_totals(kernels: tuple[Kernel, ...] | list[Kernel]) -> tuple[PhaseTotals, ...]:
+    """Per phase that ran, in PHASES order: launches, bytes (unknown if any kernel's is) and time."""
+    out = []
+    for phase in PHASES:
+        mine = [k for k in kernels if k.phase == phase]
+        if not mine:
+            continue
+        read = [k.bytes_read for k in mine]
+        written = [k.bytes_written for k in mine]
+        out.append(
+            PhaseTotals(
+                phase,
+                sum(k.launches for k in mine),
+                None if None in read else sum(read),
+                None if None in written else sum(written),
+                sum(k.time_us for k in mine),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Backward:
+    """How kscope ran backward (--backward)."""
+
+    loss: str
+    """What backward started from, in words ("a gradient of ones for each of the 2 outputs, …")."""
+    grads_of: tuple[str, ...]
+    """The tensors gradients were taken for, in the user's names ("x", "fc1.weight")."""
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    reason: str
+    """In plain words (kscope's wording for common cases, else dynamo's first line)."""
+    line: int | None = None
+    file: str | None = None
+    explanation: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Recompile:
+    reason: str
+    """The guard that failed, as dynamo said it ("tensor 'x' size mismatch at index 0 ...")."""
+    function: str = ""
+    line: int | None = None
+
+
+class Traffic:
+    """Totals and bandwidth of something with bytes_read, bytes_written and a kernel_time_us."""
+
+    @property
+    def bytes_total(self) -> int | None:
+        return add_known(self.bytes_read, self.bytes_written)
+
+    @property
+    def achieved_gbps(self) -> float | None:
+        return gbps(self.bytes_total, self.kernel_time_us)
+
+
+@dataclass(frozen=True)
+class ModeResult(Traffic):
+    """Eager or compiled: per-call figures and the kernels behind them."""
+
+    launches: float
+    bytes_read: int | None
+    """Per call, the sum of the kernels' bytes; None when any kernel's is unknown."""
+    bytes_written: int | None
+    kernel_time_us: float
+    """Median over timed calls of the sum of one call's kernel durations."""
+    kernels: tuple[Kernel, ...] = ()
+    memcpy: int = 0
+    """Device copies per call (CUDA), counted apart from kernels."""
+    memset: int = 0
+    calls: int = 1
+    """How many calls were profiled to make the per-call figures."""
+    compile_s: float | None = None
+    graphs: int | None = None
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    recompiles: tuple[Recompile, ...] = ()
+    traffic_source: str = ""
+    """Where the byte counts come from, in words (eager dispatch, inductor, inductor via kscope cache)."""
+    kernel_time_us_range: tuple[float, float] | None = None
+    """The spread of the kernel time: its 25th and 75th percentiles over the timed calls."""
+    call_time_us: float | None = None
+    """Median wall time of one call without the profiler (Python, guards and wrapper included)."""
+    call_time_us_range: tuple[float, float] | None = None
+    kernel_samples: int = 0
+    """How many calls the kernel time is the median of."""
+    call_samples: int = 0
+    """How many calls the call time is the median of."""
+    round_trips: tuple[RoundTrip, ...] | None = None
+    """Buffers one kernel writes and another reads back, largest first; None when unknown (a
+    Report from before schema 5)."""
+    autotune: tuple[Any, ...] = ()
+    """report_compile.Autotune: each op max-autotune timed candidates for, in the graphs that ran."""
+    cuda_graphs: Any = None
+    """report_compile.CudaGraphs, when the mode asks for CUDA graphs; None otherwise."""
+    collectives: tuple[Any, ...] = ()
+    """report_ranks.Collective: the collectives a call ran (apart from kernels and their traffic)."""
+
+    @property
+    def phases(self) -> tuple[PhaseTotals, ...]:
+        return phase_totals(self.kernels)
+
+    def phase(self, name: str) -> PhaseTotals | None:
+        return next((p for p in self.phases if p.phase == name), None)
+
+    @property
+    def bytes_saved(self) -> int | None:
+        """Bytes the forward writes only for backward to read (see Kernel.bytes_saved); None when
+        any kernel's is unknown."""
+        values = [k.bytes_saved for k in self.kernels]
+        return None if None in values else sum(values)
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """Compiled against eager, by kernel time, from calls timed in pairs (eager, compiled)."""
+
+    ratio: float
+    """Median over the pairs of eager ÷ compiled kernel time: 1.9 is compiled 1.9× faster."""
+    verdict: str
+    """"faster", "slower" or "same within noise": the first two only when the middle half of the
+    pairs' ratios lies wholly above (or below) 1; "busy" when other work competed for the CPU."""
+    call_ratio: float | None = None
+    """Median over the pairs of eager ÷ compiled wall time of one call."""
+    ratio_range: tuple[float, float] | None = None
+    """The middle half (25th and 75th percentiles) of the pairs' kernel-time ratios."""
+    cpu_waiting: float | None = None
+    """Share of the timing in which some task on the machine waited for a CPU (Linux PSI); None
+    where unknown. Past BUSY, other work competed with the timed calls."""
+
+    def text(self) -> str:
+        """"1.9× faster", "2.0× slower", "same within noise" (kernel time)."""
+        if self.verdict == "faster":
+            return f"{self.ratio:.1f}× faster"
+        if self.verdict == "slower":
+            return f"{1 / self.ratio:.1f}× slower"
+        if self.verdict == "busy":
+            return "can't tell: CPU busy"
+        return "same within noise"
+
+
+@dataclass(frozen=True)
+class RunError:
+    stage: str
+    """load | target | inputs | eager | compile | compiled | timeout | crash"""
+    type: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    rank: int | None = None
+    """The rank it happened on, in a run of several (--nproc)."""
+
+
+@dataclass(frozen=True)
+class Report:
+    file: str
+    target: str
+    device: str = "cpu"
+    device_name: str = ""
+    torch_version: str = ""
+    largest_input_bytes: int = 0
+    """The unit of "array-sized transfers": bytes of the largest input tensor."""
+    eager: ModeResult | None = None
+    compiled: ModeResult | None = None
+    errors: tuple[RunError, ...] = ()
+    notes: tuple[str, ...] = ()
+    wall_s: float = 0.0
+    source: str = ""
+    """The file's text as it ran (the panes never read the file themselves)."""
+    target_lines: tuple[int, int] | None = None
+    """First and last line of the target's definition."""
+    peak_gbps: float | None = None
+    """The device's memory bandwidth, to judge achieved GB/s against."""
+    peak_source: str = ""
+    speedup: Speedup | None = None
+    backward: Backward | None = None
+    """Set when kscope ran backward after the target (--backward)."""
+    no_grad: bool = False
+    """The target ran under torch.no_grad() (--no-grad): the inference graph."""
+    sweep: Any = None
+    """A size sweep (kscope.report.sweep.Sweep), for a --sweep run; None otherwise."""
+    compile_options: Any = None
+    """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
+    traces: dict[str, str] | None = field(default=None, hash=False)
+    """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
+    ranks: tuple[Any, ...] | None = None
+    """--nproc: report_ranks.RankResult per rank (the fields above are rank 0's); None otherwise."""
+    schema: int = SCHEMA
+
+    @property
+    def ok(self) -> bool:
+        if self.sweep is not None:
+            return bool(self.sweep.points) and not self.errors
+        return self.eager is not None and self.compiled is not None and not self.errors
+
+    def transfers(self, nbytes: int | None) -> float | None:
+        if not self.largest_input_bytes or nbytes is None:
+            return None
+        return nbytes / self.largest_input_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        from kscope.report.codec import report_to_dict
+
+        return report_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        from kscope.report.codec import report_from_dict
+
+        return report_from_dict(d)
+
+
+def add_known(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def gbps(nbytes: int | None, time_us: float) -> float | None:
+    """Bytes over microseconds as GB/s (1 GB = 1e9 B); None when nothing was timed or the bytes
+    are unknown."""
+    if nbytes is None or time_us <= 0 or nbytes <= 0:
+        return None
+    return nbytes / (time_us * 1e3)
+
+__all__ = [
+    "PHASES",
+    "SCHEMA",
+    "Backward",
+    "GraphBreak",
+    "Kernel",
+    "ModeResult",
+    "PhaseTotals",
+    "Recompile",
+    "Report",
+    "RunError",
+    "Speedup",
+    "add_known",
+    "gbps",
+    "phase_totals",
+]

@@ -1,0 +1,213 @@
+"""The worker process: imports torch once, then runs one request after another.
+
+Started by kscope.worker.client as `python -m kscope.worker.child REQUEST_FD RESULT_FD`. Requests and
+results are JSON lines on their own pipes, so whatever the user's code prints (on fd 1 and 2,
+which the parent points wherever it likes) can never corrupt them, and `input()` in user code
+reads an empty stdin instead of kscope's requests.
+
+Messages sent: {"type": "ready"}, then per request {"type": "eager", "id", "report"} as soon as
+the eager half is done and {"type": "report", "id", "report"} at the end.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import sys
+import threading
+import time
+import warnings
+
+
+def _send(out, message: dict) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
+
+
+def _release_memory() -> None:
+    """Hand the heap a run freed back to the OS. glibc keeps it otherwise (torch's input-sized
+    buffers come from the heap once its mmap threshold has risen): RSS grew ~9 MB a run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc
+
+
+def _release_device_memory() -> None:
+    """Give back what the caching allocator holds after a run (a CUDA OOM above all)."""
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+def warm_inductor() -> None:
+    """Pay the process's first-compile cost now, before the user saves anything."""
+    import torch
+
+    torch.compile(lambda x: (x + 1).relu())(torch.ones(8))
+    torch._dynamo.reset()
+
+
+def die_with_parent() -> None:
+    """Linux: have the kernel kill this process when kscope dies (an SSH session dropping,
+    kill -9), so no worker is left holding a GPU. The parent starts us from its main thread:
+    the signal fires when the thread that started us ends."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent is already gone
+        os._exit(1)
+
+
+# Lines torch's C++ side prints on every profiler start and stop; not the user's output.
+_NOISE = re.compile(rb"^USDT:.*profiler_(start|stop)\s*$")
+
+
+OUTPUT_DRAIN_S = 0.5
+"""At exit, how long the output threads may take to pass on what is left."""
+
+
+def _filter_output() -> None:
+    """Route fds 1 and 2 through a thread that drops torch's profiler chatter line by line."""
+    pumps: list[tuple[int, int, threading.Thread]] = []
+    for fd in (1, 2):
+        read_end, write_end = os.pipe()
+        target = os.dup(fd)
+        os.dup2(write_end, fd)
+        os.close(write_end)
+
+        def pump(read_end=read_end, target=target):
+            with os.fdopen(read_end, "rb", buffering=0) as src:
+                pending = b""
+                while chunk := src.read(65536):
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    kept = b"".join(line + b"\n" for line in lines if not _NOISE.match(line))
+                    if kept:
+                        os.write(target, kept)
+                if pending:
+                    os.write(target, pending)
+
+        thread = threading.Thread(target=pump, daemon=True, name=f"kscope-output-{fd}")
+        thread.start()
+        pumps.append((fd, target, thread))
+
+    def drain() -> None:
+        """Pass on what is left before the interpreter stops the (daemon) threads: a worker that
+        fails to start (torch fails to import) printed its traceback and lost all but its first
+        line, though the app says its output is in the output pane."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        for fd, target, _ in pumps:
+            os.dup2(target, fd)  # the filter's pipe loses its writer: its thread reads to the end
+        deadline = time.monotonic() + OUTPUT_DRAIN_S  # a child holding the pipe keeps it open
+        for _, _, thread in pumps:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    atexit.register(drain)
+
+
+SHOWN_WAIT_S = 0.5
+"""At most this long before timing for the app to say the eager half is on screen."""
+
+
+def _wait_until_shown(requests, rid) -> None:
+    """Read {"type": "shown", "of": rid} from the app (older ones are dropped), SHOWN_WAIT_S at most."""
+    import select
+
+    deadline = time.monotonic() + SHOWN_WAIT_S
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([requests], [], [], left)[0]:
+            return
+        line = requests.readline()
+        if not line:
+            return
+        message = json.loads(line) if line.strip() else {}
+        if message.get("type") == "shown" and message.get("of") == rid:
+            return
+
+
+def main(argv: list[str]) -> int:
+    die_with_parent()
+    _filter_output()
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    request_fd, result_fd = int(argv[0]), int(argv[1])
+    warm = "--warm" in argv
+    requests = os.fdopen(request_fd, "r", encoding="utf-8")
+    results = os.fdopen(result_fd, "w", encoding="utf-8")
+
+    from kscope.engine.run import RunRequest, run  # imports torch
+
+    if not warm:
+        # One run and gone (--once): inductor's pool of compile processes would start up (import
+        # torch) while the run is being timed, and die with it. Compile in this process instead.
+        import torch._inductor.config
+
+        torch._inductor.config.compile_threads = 1
+    if warm:
+        from kscope.engine.inductor.capture import configure_inductor
+
+        configure_inductor()
+        warm_inductor()
+    _send(results, {"type": "ready"})
+    for line in requests:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        rid = message.pop("id", None)
+        if message.get("type") == "shown":
+            continue  # the app saw an eager half after its run stopped waiting for it
+        if message.pop("type", None) == "sweep":
+            _sweep(message, rid, results)
+            continue
+        request = RunRequest(**message)
+
+        def on_eager(report, rid=rid):
+            _send(results, {"type": "eager", "id": rid, "report": report.to_dict()})
+
+        def until_shown(rid=rid) -> None:
+            _wait_until_shown(requests, rid)
+
+        if request.nproc:
+            from kscope.worker.ranks import run_ranks
+
+            report = run_ranks(request, on_eager=on_eager)
+        else:
+            report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _send(results, {"type": "report", "id": rid, "report": report.to_dict()})
+        _release_device_memory()  # after the report: costs no time on screen
+        _release_memory()
+    return 0
+
+
+def _sweep(message: dict, rid, results) -> None:
+    """A size sweep: {"type": "sweep", "id", "report"} after each size, then the report."""
+    from kscope.engine.sweep import SweepRequest, run_sweep
+
+    sizes = message.pop("sizes", None)
+    request = SweepRequest(**message, sizes=tuple(sizes) if sizes else None)
+    report = run_sweep(request, on_point=lambda r: _send(results, {"type": "sweep", "id": rid, "report": r.to_dict()}))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _send(results, {"type": "report", "id": rid, "report": report.to_dict()})
+    _release_device_memory()
+    _release_memory()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
