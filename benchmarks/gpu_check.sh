@@ -80,7 +80,7 @@ import json, sys
 from kscope.report.model import Report
 from kscope.report.sweep import fmt_n, per_element
 from kscope.render.plot import plot_text
-r = Report.from_dict(json.load(open(sys.argv[1])))
+r = report_from_dict(json.load(open(sys.argv[1])))
 s = r.sweep
 for p in s.points:
     print(f"n={fmt_n(p.n):>5}  launches {p.eager.launches:g} -> {p.compiled.launches:g}  "

@@ -1,8 +1,16 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
-from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
-from kscope.report.model import Backward, GraphBreak, Kernel, ModeResult, Report, RoundTrip, Speedup
 from kscope.app.session import SessionEvent
+from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
+from kscope.report.model import (
+    Backward,
+    GraphBreak,
+    Kernel,
+    ModeResult,
+    Report,
+    RoundTrip,
+    Speedup,
+)
 
 F32 = 4
 N = 1_000_000

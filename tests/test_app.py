@@ -5,9 +5,14 @@ import shutil
 import time
 
 import pytest
-
 from conftest import SAMPLES
-from fixed_session import FixedSession, article_report, backward_report, graph_break_report
+from fixed_session import (
+    FixedSession,
+    article_report,
+    backward_report,
+    graph_break_report,
+)
+
 from kscope.app.app import KscopeApp
 from kscope.app.session import RunSpec
 from kscope.app.widgets.code import CodePane

@@ -8,7 +8,9 @@ distinct input storage once and writes its outputs); compiled, by inductor's cou
 from __future__ import annotations
 
 from conftest import line_of, write_target
+
 from kscope.engine.run import RunRequest, run
+from kscope.report.codec import report_to_dict
 
 F32 = 4
 
@@ -73,7 +75,7 @@ def test_add_relu_forward_and_backward(tmp_path):
     assert backward["AccumulateGrad › copy_"] == (1, n, n)
     assert (r.compiled.phase("forward").launches, r.compiled.phase("backward").launches) == (1, 2)
 
-    d = r.to_dict()
+    d = report_to_dict(r)
     assert d["backward"]["grads_of"] == ["a", "b"] and d["no_grad"] is False
     assert d["compiled"]["phases"]["backward"] == {
         "launches": 2, "bytes_read": 2 * n + 1000, "bytes_written": 2 * n,
@@ -283,4 +285,4 @@ def test_a_backward_op_points_at_the_op_that_made_its_node_not_a_comparison_befo
     assert lines["MulBackward0 › mul"] == (line_of(path, "y = x * w"),)
     assert lines["WhereBackward0 › where"] == (line_of(path, "torch.where"),)
     # eager does not tell the tensors it keeps for backward apart: unknown, not 0
-    assert r.eager.bytes_saved is None and r.to_dict()["eager"]["bytes_saved_for_backward"] is None
+    assert r.eager.bytes_saved is None and report_to_dict(r)["eager"]["bytes_saved_for_backward"] is None

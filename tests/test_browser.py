@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_serve import Served
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -5,7 +5,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import SAMPLES, kscope_cmd, line_of, write_target
 
 pytestmark = pytest.mark.slow

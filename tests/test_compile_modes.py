@@ -7,13 +7,25 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import SAMPLES
+
 from kscope.engine.inductor.modes import BadOption, check_options, inductor_patches
-from kscope.trace.kernels import summarize
 from kscope.engine.run import RunRequest, run
+from kscope.report.codec import (
+    autotune_from_dict,
+    autotune_to_dict,
+    report_from_dict,
+    report_to_dict,
+)
+from kscope.report.compile import (
+    MODES,
+    Autotune,
+    CompileOptions,
+    CudaGraphs,
+    sorted_choices,
+)
 from kscope.report.model import Report
-from kscope.report.compile import MODES, Autotune, CompileOptions, CudaGraphs, sorted_choices
+from kscope.trace.kernels import summarize
 
 F32 = 4
 X, K, N = 256, 512, 1024  # samples/linear_frozen.py: x 256x512, Linear(512, 1024)
@@ -54,10 +66,10 @@ def test_compile_options_and_mode_effects_round_trip_through_json():
     tuned = Autotune("mm", "8x8, 8x8", sorted_choices({"triton_mm_1": 0.02, "mm": 0.01, "bad": float("inf")}))
     assert [c.name for c in tuned.choices] == ["mm", "triton_mm_1", "bad"] and tuned.choices[2].ms is None
     r = Report(file="f.py", target="t", compile_options=CompileOptions("reduce-overhead", True, True, {"freezing": True}))
-    back = Report.from_dict(r.to_dict())
+    back = report_from_dict(report_to_dict(r))
     assert back.compile_options == r.compile_options
     assert CudaGraphs(launches=1, kernels=5).line() == "5 kernels in 1 CUDA graph launch"
-    assert Autotune.from_dict(tuned.to_dict()) == tuned
+    assert autotune_from_dict(autotune_to_dict(tuned)) == tuned
 
 
 def test_a_cuda_graph_replay_is_one_launch_of_many_kernels():

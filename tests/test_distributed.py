@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from kscope.report.codec import report_from_dict, report_to_dict
 from kscope.report.model import Report
 
 pytestmark = [
@@ -70,7 +71,7 @@ class Run:
                                    capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
         self.seconds = time.monotonic() - started
         self.data = json.loads(self.proc.stdout)
-        self.report = Report.from_dict(self.data)
+        self.report = report_from_dict(self.data)
 
 
 def left_behind(marker: str, within: float = 3.0) -> list[int]:
@@ -140,7 +141,7 @@ def test_allreduce_top_level_is_rank_0(allreduce):
 
 
 def test_ranks_round_trip_through_json(allreduce):
-    assert json.loads(json.dumps(Report.from_dict(allreduce.data).to_dict())) == allreduce.data
+    assert json.loads(json.dumps(report_to_dict(report_from_dict(allreduce.data)))) == allreduce.data
 
 
 def test_folder_of_rank_traces(allreduce, tmp_path):
@@ -207,7 +208,8 @@ def ranks_report() -> Report:
     from dataclasses import replace
 
     from fixed_session import article_report
-    from kscope.report.ranks import Collective, RankResult
+
+    from kscope.report.model import Collective, RankResult
 
     base = article_report()
     ar = Collective("c10d::allreduce_", 1, MB4, 900.0, None, after="aten::add", before="aten::relu")
@@ -223,9 +225,8 @@ def test_ranks_pane_shows_the_ranks_and_marks_the_one_that_differs():
     import io
 
     from rich.console import Console
-    from textual.widgets import TabbedContent
-
     from test_app import fixed_app
+    from textual.widgets import TabbedContent
 
     async def check():
         app = fixed_app(ranks_report())

@@ -26,7 +26,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from marked_processes import Marked, state
 
 pytestmark = [

@@ -8,10 +8,11 @@ import os
 from dataclasses import replace
 
 from fixed_session import FixedSession, article_report
+
 from kscope.app.app import KscopeApp
 from kscope.app.export import export_report
-from kscope.report.model import Report
 from kscope.app.session import RunSpec
+from kscope.report.codec import report_from_dict
 
 NOW = 1_790_000_000.0
 
@@ -38,7 +39,7 @@ def test_an_export_holds_the_report_its_traces_and_the_screenshot(tmp_path):
     ]
     for mode, path in traces.items():
         assert (folder / os.path.basename(path)).read_bytes() == open(path, "rb").read()
-    exported = Report.from_dict(json.loads((folder / "report.json").read_text()))
+    exported = report_from_dict(json.loads((folder / "report.json").read_text()))
     # the exported Report names the copies beside it, not the app's private folder
     assert exported.traces == {m: os.path.basename(p) for m, p in traces.items()}
     assert exported.eager.launches == 2 and exported.compiled.launches == 1

@@ -15,10 +15,10 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import SAMPLES, kscope_cmd, line_of, write_target
-from kscope.report.model import Report
+
 from kscope.render.markdown import report_markdown
+from kscope.report.codec import report_from_dict
 
 SEED = SAMPLES / "add_relu.py"
 ARRAY = 1_000_000 * 4
@@ -60,7 +60,7 @@ def trace_file(seed, mode: str):
 
 @pytest.mark.slow
 def test_markdown_of_the_seed_from_its_json(seed):
-    report = Report.from_dict(seed.report)  # what --json printed, read back
+    report = report_from_dict(seed.report)  # what --json printed, read back
     md = report_markdown(report)
     rows = table_rows(md)
     assert f"launches 2 → 1, traffic {mb(EAGER_BYTES)} → {mb(COMPILED_BYTES)}, −40%" in md
@@ -86,7 +86,7 @@ def test_markdown_of_the_seed_from_its_json(seed):
 
 @pytest.mark.slow
 def test_markdown_says_unknown_never_zero(seed):
-    report = Report.from_dict(seed.report)
+    report = report_from_dict(seed.report)
     c = report.compiled
     blind = dataclasses.replace(
         c, bytes_read=None, bytes_written=None, call_time_us=None, round_trips=None,

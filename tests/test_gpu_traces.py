@@ -4,8 +4,8 @@ import subprocess
 from collections import Counter
 
 import pytest
-
 from conftest import GPU_TRACES, kscope_cmd
+
 from kscope.trace.kernels import load_trace, summarize
 
 COMPILED = GPU_TRACES / "a100_compiled_add_cos_sin.json.gz"

@@ -14,10 +14,14 @@
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import write_target
+
 from kscope.engine import run as engine_run
-from kscope.engine.inductor.capture import TrafficStore, capture_inductor, configure_inductor
+from kscope.engine.inductor.capture import (
+    TrafficStore,
+    capture_inductor,
+    configure_inductor,
+)
 from kscope.engine.run import RunRequest, run
 
 F32 = 4

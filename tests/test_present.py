@@ -5,13 +5,13 @@ import asyncio
 from dataclasses import replace
 
 import pytest
+from fixed_session import F32, FixedSession, N, article_report
 
-from fixed_session import F32, N, FixedSession, article_report
 from kscope.app.app import KscopeApp
-from kscope.report.model import Kernel
 from kscope.app.session import RunSpec
 from kscope.app.widgets.bigtext import BigText, best_scale, big_lines
 from kscope.app.widgets.present import PresentView, main_fused
+from kscope.report.model import Kernel
 
 
 def saved_with_times_two():

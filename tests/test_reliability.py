@@ -18,13 +18,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLES
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from conftest import SAMPLES
 from kscope.app.app import KscopeApp
 from kscope.app.session import LOG_FLOOD_FLUSH_S, LOG_MAX_BYTES, RunSpec
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.log import MAX_LINES, LogPane
+from kscope.report.codec import report_to_dict
 
 pytestmark = pytest.mark.slow
 
@@ -487,7 +488,7 @@ def test_thousands_of_small_ops_aggregate_into_few_rows(tmp_path):
         assert len(report.compiled.kernels) <= 3
         for mode in ("eager", "compiled"):
             assert live.table(mode).query_one(DataTable).row_count <= 3
-        data = report.to_dict()
+        data = report_to_dict(report)
         without_code = json.dumps({**data, "compiled": {**data["compiled"], "kernels": [
             {**k, "code": None} for k in data["compiled"]["kernels"]]}})
         assert len(without_code) < 16_384

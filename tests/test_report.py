@@ -1,5 +1,6 @@
-from kscope.report.model import GraphBreak, Kernel, ModeResult, Report, RunError
 from kscope.render.text import fmt_bytes, summary_line
+from kscope.report.codec import report_from_dict, report_to_dict
+from kscope.report.model import GraphBreak, Kernel, ModeResult, Report, RunError
 
 
 def _report():
@@ -13,11 +14,11 @@ def _report():
 
 def test_json_round_trip_keeps_everything():
     r = _report()
-    assert Report.from_dict(r.to_dict()) == r
+    assert report_from_dict(report_to_dict(r)) == r
 
 
 def test_json_has_the_documented_fields():
-    d = _report().to_dict()
+    d = report_to_dict(_report())
     for key in ("schema", "file", "target", "device", "device_name", "torch_version", "eager", "compiled", "errors"):
         assert key in d
     for key in ("launches", "bytes_read", "bytes_written", "kernel_time_us", "achieved_gbps", "kernels"):
@@ -44,7 +45,7 @@ def test_summary_line_in_the_article_units():
 def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
     from rich.console import Console
 
-    from kscope.render.tables import render_report
+    from kscope.render.report import render_report
     from kscope.render.view import kernel_detail, kernel_rows, saving
 
     known = Kernel("aten::mm", 1, 10.0, 4_000, 1_000, kind="extern")
@@ -52,11 +53,11 @@ def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
     compiled = ModeResult(2, None, None, 15.0, (known, unknown))
     r = Report("f.py", "step", eager=ModeResult(1, 4_000, 1_000, 12.0, (known,)), compiled=compiled,
                largest_input_bytes=1_000, notes=("compiled: bytes unknown for cpp_fused_expand_threshold_backward_0",))
-    d = r.to_dict()
+    d = report_to_dict(r)
     assert d["schema"] == 8
     assert d["compiled"]["bytes_read"] is None and d["compiled"]["bytes_written"] is None
     assert d["compiled"]["kernels"][1]["bytes_read"] is None and d["compiled"]["achieved_gbps"] is None
-    assert Report.from_dict(d) == r
+    assert report_from_dict(d) == r
     assert summary_line(r) == "launches 1 → 2, traffic 5.0 kB → ?"
     assert [row.traffic for row in kernel_rows(compiled)] == ["5.0 kB", "?"]
     assert "R ? · W ?" in kernel_detail(unknown)
@@ -71,14 +72,14 @@ def test_a_kernel_without_ops_says_what_it_does():
     from kscope.render.view import kernel_detail
 
     copy = Kernel("cpp_fused_0", 1, 2.0, 800, 800, True, what="copies x, conv1.weight into channels-last layout")
-    assert Report.from_dict(Report("f.py", "f", compiled=ModeResult(1, 800, 800, 2.0, (copy,))).to_dict()).compiled.kernels == (copy,)
+    assert report_from_dict(report_to_dict(Report("f.py", "f", compiled=ModeResult(1, 800, 800, 2.0, (copy,))))).compiled.kernels == (copy,)
     assert "ops: copies x, conv1.weight into channels-last layout" in kernel_detail(copy)
 
 
 def test_phases_sum_tag_and_round_trip():
-    from kscope.report.model import Backward, Kernel, ModeResult, Report, phase_totals
     from kscope.render.text import summary_line
     from kscope.render.view import kernel_rows, saving, vanished
+    from kscope.report.model import Backward, Kernel, ModeResult, Report, phase_totals
 
     def mode(kernels):
         return ModeResult(sum(k.launches for k in kernels), sum(k.bytes_read for k in kernels),
@@ -105,9 +106,9 @@ def test_phases_sum_tag_and_round_trip():
     assert vanished(eager, compiled) == ["cpp_fused_lerp_0"]
     assert [row.tag for row in kernel_rows(mode([Kernel("aten::add", 1, 1.0, 8, 4)]))] == [""]
     assert saving(r).endswith("10 B of it only for backward")
-    back = Report.from_dict(r.to_dict())
+    back = report_from_dict(report_to_dict(r))
     assert back == r
-    d = r.to_dict()
+    d = report_to_dict(r)
     assert d["compiled"]["phases"]["optimizer"] == {"launches": 1, "bytes_read": 40, "bytes_written": 20,
                                                     "kernel_time_us": 1.0}
     assert d["compiled"]["bytes_saved_for_backward"] == 10 and d["backward"]["grads_of"] == ["w"]

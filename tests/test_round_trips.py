@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from conftest import SAMPLES, line_of, write_target
+
 from kscope.engine.run import RunRequest, run
-from kscope.report.model import Report
+from kscope.report.codec import report_from_dict, report_to_dict
 
 F32 = 4
 
@@ -81,20 +82,21 @@ def test_what_the_call_returns_is_an_output_not_a_round_trip(tmp_path):
 
 def test_round_trips_survive_the_json_round_trip():
     r = run_file(SAMPLES / "matmul_gelu.py")
-    again = Report.from_dict(json.loads(json.dumps(r.to_dict())))
+    again = report_from_dict(json.loads(json.dumps(report_to_dict(r))))
     assert again.eager.round_trips == r.eager.round_trips
     assert again.compiled.round_trips == r.compiled.round_trips
-    assert r.to_dict()["compiled"]["round_trips"][0]["buffer"] == "buf0"
+    assert report_to_dict(r)["compiled"]["round_trips"][0]["buffer"] == "buf0"
 
 
 def test_choosing_a_round_trip_lights_its_rows_and_lines():
     import asyncio
 
     from fixed_session import article_report
+    from test_app import _wait_for, fixed_app
+
     from kscope.app.widgets.kernels import KernelTable
     from kscope.app.widgets.round_trips import RoundTripsPane
     from kscope.app.widgets.source import SourcePane
-    from test_app import _wait_for, fixed_app
 
     app = fixed_app(article_report())
 

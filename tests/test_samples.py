@@ -16,10 +16,10 @@ import importlib.util
 import re
 
 import pytest
-
 from conftest import SAMPLES, line_of
-from kscope.worker.ranks import run_ranks
+
 from kscope.engine.run import RunRequest, run
+from kscope.worker.ranks import run_ranks
 
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.py"))
 

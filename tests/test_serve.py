@@ -17,10 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from marked_processes import Marked
-
 from conftest import SAMPLES
+from marked_processes import Marked
 
 pytestmark = [
     pytest.mark.slow,

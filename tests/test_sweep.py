@@ -12,10 +12,10 @@ import json
 import subprocess
 
 import pytest
-
 from conftest import SAMPLES, kscope_cmd, write_target
+
 from kscope.engine.sweep import SweepRequest, run_sweep
-from kscope.report.model import Report
+from kscope.report.codec import report_from_dict, report_to_dict
 
 F32 = 4
 SEED = str(SAMPLES / "add_relu.py")
@@ -72,8 +72,8 @@ def test_progress_after_each_size_and_the_json_round_trip(seed_sweep):
     report, seen = seed_sweep
     # one at the start (no size yet), then one after every size but the last (the final report)
     assert [len(r.sweep.points) for r in seen] == [0, 1, 2, 3]
-    d = json.loads(json.dumps(report.to_dict()))
-    again = Report.from_dict(d)
+    d = json.loads(json.dumps(report_to_dict(report)))
+    again = report_from_dict(d)
     assert [p.n for p in again.sweep.points] == [p.n for p in report.sweep.points]
     assert again.sweep.crossover_n == report.sweep.crossover_n
     assert again.sweep.points[1].compiled.kernels == report.sweep.points[1].compiled.kernels

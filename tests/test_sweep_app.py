@@ -4,13 +4,13 @@ import asyncio
 import shutil
 
 import pytest
-
 from conftest import SAMPLES
 from fixed_session import FixedSession, article_report
+from test_app import _compiled_names, _wait_for
+
 from kscope.app.app import KscopeApp
 from kscope.app.session import RunSpec
 from kscope.app.widgets.sweep import SweepPane
-from test_app import _compiled_names, _wait_for
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-
 from conftest import line_of, write_target
+
 from kscope.engine.run import RunRequest, run
 from kscope.engine.target import TargetError, load_module, make_inputs, resolve
 

@@ -6,10 +6,21 @@ benchmarks/timing_stability.py, not asserted here).
 """
 
 from conftest import write_target
+
 from kscope.engine.run import RunRequest, run
-from kscope.engine.timing import BUSY, FLOOR_ROUNDS, NOISE_FLOOR, Samples, Timed, retimed, speedup, verdict
-from kscope.trace.kernels import TraceSummary
+from kscope.engine.timing import (
+    BUSY,
+    FLOOR_ROUNDS,
+    NOISE_FLOOR,
+    Samples,
+    Timed,
+    retimed,
+    speedup,
+    verdict,
+)
+from kscope.report.codec import report_from_dict, report_to_dict
 from kscope.report.model import Kernel, ModeResult, Report
+from kscope.trace.kernels import TraceSummary
 
 
 def test_spread_is_the_middle_half_and_the_median_its_centre():
@@ -57,7 +68,7 @@ def test_rows_are_scaled_to_add_up_to_the_median():
     assert timed.kernel_time_us == 120.0 and timed.kernel_time_us_range == (105.0, 135.0)
     assert [k.time_us for k in timed.kernels] == [80.0, 40.0]  # 2:1, as profiled
     assert (timed.call_time_us, timed.kernel_samples, timed.call_samples) == (170.0, 3, 3)
-    d = Report("f.py", "f", eager=timed).to_dict()["eager"]
+    d = report_to_dict(Report("f.py", "f", eager=timed))["eager"]
     assert d["kernel_time_us_range"] == [105.0, 135.0] and d["call_time_us"] == 170.0
     assert d["repetitions"] == {"kernel": 3, "call": 3}
 
@@ -90,10 +101,10 @@ def test_a_run_times_both_modes_in_turn_and_says_how(tmp_path):
     assert low <= s.ratio <= high and s.call_ratio > 0
     rule = "faster" if low > 1 + NOISE_FLOOR else "slower" if high < 1 / (1 + NOISE_FLOOR) else "same within noise"
     assert s.verdict == ("busy" if s.cpu_waiting is not None and s.cpu_waiting > BUSY else rule)
-    d = r.to_dict()["speedup"]
+    d = report_to_dict(r)["speedup"]
     assert d["verdict"] == s.verdict and d["compares"].startswith("kernel time")
-    again = Report.from_dict(r.to_dict()).to_dict()
+    again = report_to_dict(report_from_dict(report_to_dict(r)))
     for mode in ("eager", "compiled"):
         for key in ("kernel_time_us", "kernel_time_us_range", "call_time_us", "call_time_us_range", "repetitions"):
-            assert again[mode][key] == r.to_dict()[mode][key]
+            assert again[mode][key] == report_to_dict(r)[mode][key]
     assert again["speedup"] == d

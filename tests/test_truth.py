@@ -9,8 +9,8 @@ kscope's output.
 from __future__ import annotations
 
 import pytest
-
 from conftest import line_of, write_target
+
 from kscope.engine.run import RunRequest, run
 
 F32 = 4

@@ -9,6 +9,7 @@ rows must add up to the mode's total.
 from __future__ import annotations
 
 from conftest import write_target
+
 from kscope.engine.run import RunRequest, run
 
 F32, I64 = 4, 8

@@ -1,8 +1,14 @@
 """What the panes say, from Reports: pure functions, no app needed."""
 
-from kscope.render.tables import short_name
+from kscope.render.names import short_name
+from kscope.render.view import (
+    change_line,
+    kernel_rows,
+    kernels_of_line,
+    of_peak,
+    vanished,
+)
 from kscope.report.model import Kernel, ModeResult
-from kscope.render.view import change_line, kernel_rows, kernels_of_line, of_peak, vanished
 
 
 def _mode(*kernels):

@@ -2,9 +2,10 @@
 Expected lines are read from the file the test writes, never typed in."""
 
 import pytest
-
 from conftest import line_of, write_target
+
 from kscope.engine.run import RunRequest, run
+from kscope.report.codec import report_to_dict
 
 
 def run_file(path):
@@ -127,7 +128,7 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
         assert mode.achieved_gbps == pytest.approx(mode.bytes_total / (mode.kernel_time_us * 1e3))
         for k in mode.kernels:
             assert k.achieved_gbps == pytest.approx(k.bytes_total / (k.time_us * 1e3))
-    d = r.to_dict()
+    d = report_to_dict(r)
     assert d["peak_gbps"] and d["compiled"]["kernels"][0]["achieved_gbps"] > 0
 
 

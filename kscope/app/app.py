@@ -18,16 +18,14 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from kscope.app.talk import TalkKeys
 from kscope.app.export import DEFAULT_ROOT
-from kscope.report.model import Report
-from kscope.report.compile import CompileOptions
 from kscope.app.session import LiveSession, RunSpec, SessionEvent
+from kscope.app.talk import TalkKeys
 from kscope.app.watch import FileWatcher
 from kscope.app.widgets.breaks import BreaksPane
 from kscope.app.widgets.code import CodePane
-from kscope.app.widgets.fused import FusedKernels
 from kscope.app.widgets.errors import ErrorBanner
+from kscope.app.widgets.fused import FusedKernels
 from kscope.app.widgets.help import HelpScreen
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.launches import LaunchCounts
@@ -39,6 +37,8 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import DEFAULT_OPTIONS, SweepPane
 from kscope.app.widgets.traffic import TrafficBars
+from kscope.report.codec import compile_options_from_dict, compile_options_to_dict
+from kscope.report.model import Report
 
 NARROW_BELOW = 110
 
@@ -184,8 +184,8 @@ class KscopeApp(TalkKeys, App):
     def action_mode(self) -> None:
         """m: the next torch.compile mode (default, reduce-overhead, max-autotune, ...), re-run at
         once. The Δ lines compare with the run before: switching reads as an A/B."""
-        options = CompileOptions.from_dict(self.spec.compile).next_mode()
-        self.spec = replace(self.spec, compile=options.to_dict())
+        options = compile_options_from_dict(self.spec.compile).next_mode()
+        self.spec = replace(self.spec, compile=compile_options_to_dict(options))
         self.session.spec = self.spec
         self._latest(self.session.request_run(coalesce=False))
         self._refresh_status()
@@ -376,7 +376,7 @@ class KscopeApp(TalkKeys, App):
                 and not state.startswith("sweep")):
             state += f" (compile {compiled.compile_s:.2f} s)"
         device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
-        mode = CompileOptions.from_dict(self.spec.compile).label()
+        mode = compile_options_from_dict(self.spec.compile).label()
         self.query_one(StatusLine).show(
             file=self.spec.file,
             target=(r.target if r and r.target else self.spec.target) or "",

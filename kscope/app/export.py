@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kscope.render.markdown import report_markdown
+from kscope.report.codec import report_to_dict
 from kscope.report.model import Report
 
 DEFAULT_ROOT = "kscope-export"
@@ -40,7 +41,7 @@ def export_report(report: Report, root: str | os.PathLike, svg: str | None = Non
                 copied[mode] = os.path.basename(path)
         # the exported Report names the copies beside it, not the app's private folder
         report = replace(report, traces=copied or None)
-        (staging / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        (staging / "report.json").write_text(json.dumps(report_to_dict(report), indent=2) + "\n")
         (staging / "report.md").write_text(report_markdown(report))
         if svg is not None:
             (staging / "screenshot.svg").write_text(svg)

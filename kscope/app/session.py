@@ -17,8 +17,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kscope.report.codec import report_from_dict
 from kscope.report.model import Report, RunError
-from kscope.worker.client import Worker, WorkerDied, describe_exit, has_answered, run_timeout, set_priority, sweep_request
+from kscope.worker.client import (
+    Worker,
+    WorkerDied,
+    describe_exit,
+    has_answered,
+    run_timeout,
+    set_priority,
+    sweep_request,
+)
 
 POLL_S = 0.05
 SHOWN_POLL_S = 0.005
@@ -370,7 +379,7 @@ class LiveSession:
                 return
             if message is None:
                 continue
-            report = Report.from_dict(message.report) if message.report else None
+            report = report_from_dict(message.report) if message.report else None
             if message.type in ("eager", "sweep"):
                 partial = report
                 self.emit(SessionEvent(message.type, run_id, report))

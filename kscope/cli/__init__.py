@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+from kscope.report.codec import compile_options_to_dict, report_to_dict
 from kscope.report.compile import MODES, CompileOptions
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
@@ -138,7 +139,7 @@ def compile_options(args: argparse.Namespace) -> dict | str:
             lines = check.stderr.strip().splitlines()
             return next((x for x in lines if x.startswith("kscope: ")), lines[-1] if lines else "kscope: --option failed")
         options = json.loads(check.stdout)
-    return CompileOptions(args.mode, args.dynamic, args.fullgraph, options).to_dict()
+    return compile_options_to_dict(CompileOptions(args.mode, args.dynamic, args.fullgraph, options))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,7 +233,7 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
     )
     code = EXIT_OK if report.ok else EXIT_RUN_FAILED
     if args.json:
-        json.dump(report.to_dict(), sys.stdout, indent=2)
+        json.dump(report_to_dict(report), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
     if args.markdown:
@@ -256,7 +257,7 @@ def run_once_cli(path: str, name: str | None, args: argparse.Namespace) -> int:
 
         console.print(render_sweep(report, console.width))
         return code
-    from kscope.render.tables import render_report
+    from kscope.render.report import render_report
 
     console.print(render_report(report))
     return code
@@ -266,8 +267,8 @@ def summarise_trace(path: str, as_json: bool = False) -> int:
     if not os.path.isfile(path):
         print(f"kscope: {path}: no such file", file=sys.stderr)
         return EXIT_USAGE
+    from kscope.trace.file import figures_to_dict, trace_figures
     from kscope.trace.kernels import load_trace
-    from kscope.trace.file import trace_figures
 
     try:
         figures = trace_figures(path, load_trace(path))
@@ -275,12 +276,12 @@ def summarise_trace(path: str, as_json: bool = False) -> int:
         print(f"kscope: {path}: not a profiler trace ({e})", file=sys.stderr)
         return EXIT_USAGE
     if as_json:
-        json.dump(figures.to_dict(), sys.stdout, indent=2)
+        json.dump(figures_to_dict(figures), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_OK
     from rich.console import Console
 
-    from kscope.render.tables import render_trace
+    from kscope.render.trace import render_trace
 
     Console().print(render_trace(figures))
     return EXIT_OK
@@ -288,7 +289,7 @@ def summarise_trace(path: str, as_json: bool = False) -> int:
 
 def summarise_rank_traces(folder: str, as_json: bool = False) -> int:
     """`kscope DIR`: a folder of per-rank chrome traces (trace_ranks)."""
-    from kscope.trace.ranks import folder_dict, rank_traces, render_rank_traces
+    from kscope.trace.ranks import folder_dict, rank_traces
 
     try:
         ranks = rank_traces(folder)
@@ -300,6 +301,8 @@ def summarise_rank_traces(folder: str, as_json: bool = False) -> int:
         sys.stdout.write("\n")
         return EXIT_OK
     from rich.console import Console
+
+    from kscope.render.trace import render_rank_traces
 
     Console().print(render_rank_traces(folder, ranks))
     return EXIT_OK

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 import torch
 
 from kscope.engine.breaks import plain_break
-from kscope.trace.collectives import per_call
-from kscope.engine.inductor.modes import applied, autotune_of, cuda_graphs_of, cudagraph_skips
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.inductor.capture import (
     Capture,
@@ -21,8 +19,12 @@ from kscope.engine.inductor.capture import (
     TrafficStore,
     capture_inductor,
 )
-from kscope.trace.kernels import Launch, TraceSummary
-from kscope.engine.profiling import synchronize
+from kscope.engine.inductor.modes import (
+    applied,
+    autotune_of,
+    cuda_graphs_of,
+    cudagraph_skips,
+)
 from kscope.engine.inductor.provenance import (
     CompiledKernel,
     compiled_kernels,
@@ -31,12 +33,15 @@ from kscope.engine.inductor.provenance import (
     template_labels,
     user_name,
 )
-from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.engine.inductor.source_key import SourceKeys
+from kscope.engine.profiling import synchronize
+from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
-from kscope.report.model import GraphBreak, Kernel, ModeResult, Recompile
 from kscope.report.compile import CompileOptions
+from kscope.report.model import GraphBreak, Kernel, ModeResult, Recompile
+from kscope.trace.collectives import per_call
+from kscope.trace.kernels import Launch, TraceSummary
 
 WARMUP_CALLS = 2
 FACTS = "-facts"

@@ -7,15 +7,20 @@ from dataclasses import dataclass
 
 import torch
 
-from kscope.trace.collectives import per_call
-from kscope.trace.kernels import Launch, TraceSummary
-from kscope.trace.kernels import summarize
-from kscope.engine.profiling import Keep, is_nonwork, profile_calls, record_events, synchronize
+from kscope.engine.profiling import (
+    Keep,
+    is_nonwork,
+    profile_calls,
+    record_events,
+    synchronize,
+)
+from kscope.engine.round_trips import eager_round_trips
 from kscope.engine.target import Target
 from kscope.engine.timing import kernel_samples, retimed
-from kscope.engine.round_trips import eager_round_trips
 from kscope.engine.traffic import TrafficMode, storages
 from kscope.report.model import Kernel, ModeResult
+from kscope.trace.collectives import per_call
+from kscope.trace.kernels import Launch, TraceSummary, summarize
 
 WARMUP_CALLS = 2
 

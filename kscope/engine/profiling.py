@@ -10,7 +10,13 @@ from collections.abc import Callable, Collection
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from kscope.trace.kernels import CALL_PREFIX, NONWORK_OPS, TraceSummary, load_trace, summarize
+from kscope.trace.kernels import (
+    CALL_PREFIX,
+    NONWORK_OPS,
+    TraceSummary,
+    load_trace,
+    summarize,
+)
 
 
 def synchronize(device: torch.device) -> None:

@@ -20,8 +20,8 @@ from kscope.engine.inductor.capture import TrafficStore, configure_inductor
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
 from kscope.engine.trace_export import TraceExport
+from kscope.report.codec import compile_options_from_dict
 from kscope.report.model import Report, RunError
-from kscope.report.compile import CompileOptions
 
 DEFAULT_CALLS = 5
 
@@ -115,7 +115,7 @@ def run(
         peak_gbps=peak,
         peak_source=peak_source,
     )
-    options = CompileOptions.from_dict(request.compile)
+    options = compile_options_from_dict(request.compile)
     report = replace(report, no_grad=request.no_grad, compile_options=options)
     export = TraceExport(request.trace_dir, path, target.name) if request.trace_dir else None
 

@@ -30,12 +30,18 @@ from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
-from kscope.engine.run import device_name, finished, pick_device, target_error, user_error
+from kscope.engine.inductor.variants import variant
+from kscope.engine.run import (
+    device_name,
+    finished,
+    pick_device,
+    target_error,
+    user_error,
+)
 from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs, prepare
 from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
-from kscope.engine.inductor.variants import variant
+from kscope.report.codec import compile_options_from_dict
 from kscope.report.model import ModeResult, Report
-from kscope.report.compile import CompileOptions
 from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
 DEFAULT_BUDGET_S = 60.0
@@ -110,7 +116,7 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     except Exception as e:
         return finished(report, start, user_error("load", e, path))
     peak, peak_source = peak_bandwidth(device)
-    options = CompileOptions.from_dict(request.compile)
+    options = compile_options_from_dict(request.compile)
     sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
                      target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep,

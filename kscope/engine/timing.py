@@ -36,9 +36,9 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from kscope.trace.kernels import TraceSummary, summarize
 from kscope.engine.profiling import is_nonwork, record_labelled, synchronize
 from kscope.report.model import ModeResult, Speedup
+from kscope.trace.kernels import TraceSummary, summarize
 
 FLOOR_ROUNDS = 3
 """Rounds always timed, however slow a call is."""

@@ -7,10 +7,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
-from kscope.render.text import fmt_bytes, fmt_count, summary_line
-from kscope.report.sweep import fmt_n, per_element
 from kscope.render import view
+from kscope.render.ranks_rows import (
+    COLLECTIVE_HEADER,
+    OVERVIEW_HEADER,
+    collective_rows,
+    difference_lines,
+    overview_rows,
+)
+from kscope.render.text import fmt_bytes, fmt_count, per_element, summary_line
+from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
+from kscope.report.sweep import fmt_n
 
 UNKNOWN = "unknown"
 
@@ -28,8 +35,6 @@ def report_markdown(report: Report) -> str:
         if report.compiled is not None:
             parts += _compiled_sections(report, report.compiled)
     if report.ranks:
-        from kscope.render.ranks import ranks_markdown
-
         parts += ranks_markdown(report)
     if report.traces:
         listed = ", ".join(f"{mode} {code(view.shown_path(path))}" for mode, path in report.traces.items())
@@ -170,4 +175,19 @@ def _sweep(report: Report) -> list[str]:
     parts.append(f"**{cell(sweep.crossover_text())}** · {cell(view.sweep_how(sweep))}")
     if sweep.stopped:
         parts.append(f"Stopped early: {cell(sweep.stopped)}")
+    return parts
+
+
+def ranks_markdown(report: Report) -> list[str]:
+    """The overview and each rank's collectives as GFM sections ."""
+    if not report.ranks:
+        return []
+    parts = [f"#### Ranks ({len(report.ranks)})", table(OVERVIEW_HEADER, [[cell(x) for x in row] for row in
+                                                                        overview_rows(report.ranks)], "lrrrrrrl")]
+    parts += [f"**{line}**" if "differs" in line else line for line in difference_lines(report)]
+    for r in report.ranks:
+        rows = collective_rows(r)
+        if rows:
+            parts.append(f"Rank {r.rank}, collectives per call:\n\n"
+                         + table(COLLECTIVE_HEADER, [[cell(x) for x in row] for row in rows], "lllrrrrl"))
     return parts

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from kscope.report.sweep import Sweep, fmt_n
 from kscope.render.view import fmt_us
+from kscope.report.sweep import Sweep, fmt_n
 
 EAGER_COLOR, COMPILED_COLOR, MARK_COLOR = "blue", "orange", "gray"
 
@@ -75,7 +75,9 @@ def _ticks(ns: list[float]) -> list[float]:
 
 def plot_text(sweep: Sweep, peak_gbps: float | None, width: int = 100, height: int = 20) -> str:
     """The plot as text with ANSI colours, for a plain terminal."""
-    from plotext._figure import _figure_class  # a figure of its own: plotext's module-level one keeps state
+    from plotext._figure import (
+        _figure_class,  # a figure of its own: plotext's module-level one keeps state
+    )
 
     figure = _figure_class()
     draw(figure, sweep, peak_gbps, width, height)

@@ -8,11 +8,19 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.render.tables import short_name
+from kscope.render.names import short_name
+from kscope.render.plot import plot_text
+from kscope.render.tables import errors_text, header
+from kscope.render.text import fmt_count, per_element
+from kscope.render.view import (
+    SWEEP_COLUMNS,
+    spread,
+    spread_text,
+    sweep_how,
+    sweep_verdict,
+)
 from kscope.report.model import Report
-from kscope.render.text import fmt_count
-from kscope.report.sweep import Sweep, SweepPoint, fmt_n, per_element
-from kscope.render.view import SWEEP_COLUMNS, spread, spread_text, sweep_how, sweep_verdict
+from kscope.report.sweep import Sweep, SweepPoint, fmt_n
 
 VERDICT_STYLE = {"faster": "green", "slower": "red"}
 
@@ -100,9 +108,6 @@ def sweep_summary(sweep: Sweep) -> Text:
 
 
 def render_sweep(report: Report, width: int = 100) -> RenderableType:
-    from kscope.render.tables import errors_text, header
-    from kscope.render.plot import plot_text
-
     sweep = report.sweep
     parts: list[RenderableType] = [header(report)]
     if sweep is not None and sweep.points:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import re
-
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.report.model import Kernel, ModeResult, Report
-from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count, summary_line
+from kscope.render.names import short_name
+from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
 from kscope.render.view import (
     autotune_lines,
     call_text,
@@ -20,58 +17,11 @@ from kscope.render.view import (
     fmt_us,
     grad_text,
     mode_label,
-    round_trips_line,
     transfers_text,
     verdict_line,
     where_text,
 )
-
-
-def short_name(name: str, width: int = 48) -> str:
-    """A readable kernel name: CUDA template arguments folded to <…>, the parameter list dropped,
-    leading namespaces dropped when still too long, a generated kernel's `cpp_fused_` prefix
-    dropped when too long, and only then cut in the middle, so that names that differ at the end
-    (`add_native_la…ward_view_3`, `…view_7`) stay apart."""
-    folded, depth = [], 0
-    for ch in name.replace("(anonymous namespace)::", ""):
-        if ch in "<(":
-            if depth == 0:
-                folded.append("<…>" if ch == "<" else "\0")
-            depth += 1
-        elif ch in ">)":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            folded.append(ch)
-    text = "".join(folded).split("\0")[0].strip()
-    if text.startswith("void "):
-        text = text[5:]
-    while len(text) > width and "::" in text:
-        text = text.split("::", 1)[1]
-    composite, sep, op = text.rpartition(" › ")
-    if sep and len(text) > width:
-        # "cross_entropy_loss › nll_loss_forward": the op that ran is the part rows differ by
-        if composite.strip("_") in op:  # "layer_norm › native_layer_norm" says it twice
-            return middle_cut(op, width)
-        if width - len(op) - len(sep) >= 8:
-            return middle_cut(composite, width - len(op) - len(sep)) + sep + op
-        return middle_cut(op, width)
-    generated = _GENERATED.match(text)
-    if generated and len(text) > width:
-        # inductor's prefix is the same on every generated kernel (★ marks them): keep what differs
-        return middle_cut(text[generated.end():], width)
-    return middle_cut(text, width)
-
-
-_GENERATED = re.compile(r"^(?:cpp|triton_[a-z]+)_fused_")
-
-
-def middle_cut(text: str, width: int) -> str:
-    if len(text) <= width:
-        return text
-    if width < 2:
-        return "…"[:width]
-    head = width // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+from kscope.report.model import Kernel, ModeResult, Report
 
 
 class KernelName:
@@ -252,47 +202,3 @@ class SideBySide:
         grid.add_column(ratio=1)
         grid.add_row(self.left, self.right)
         yield grid
-
-
-def render_report(report: Report) -> RenderableType:
-    parts: list[RenderableType] = [header(report)]
-    if report.eager or report.compiled:
-        parts.append(
-            SideBySide(mode_table(report, "eager", report.eager), mode_table(report, "compiled", report.compiled))
-        )
-        parts.append(Text(summary_line(report), style="bold"))
-        parts.append(Text(round_trips_line(report)))
-        timing = timing_line(report)
-        if timing.plain:
-            parts.append(timing)
-    if report.compiled:
-        parts.append(compile_line(report.compiled))
-        if report.compiled.round_trips:
-            parts.append(round_trips_table(report.compiled.round_trips))
-        fused = fused_table(report.compiled)
-        if fused is not None:
-            parts.append(fused)
-    if report.ranks:
-        from kscope.render.ranks import render_ranks
-
-        parts.append(render_ranks(report))
-    for note in report.notes:
-        parts.append(Text(f"note: {note}", style="dim"))
-    if report.errors:
-        parts.append(errors_text(report))
-    return Group(*parts)
-
-
-def render_trace(figures) -> RenderableType:
-    """A saved profiler trace (trace_file.TraceFigures): launches per kernel name, per call when
-    kscope marked the calls."""
-    per = "/call" if figures.calls is not None else " total"
-    title = f"{os.path.basename(figures.file)}: {figures.device} trace"
-    table = Table(title=title, title_justify="left", expand=True)
-    table.add_column("kernel", overflow="fold", ratio=3)
-    table.add_column(f"launches{per}", justify="right")
-    table.add_column(f"µs{per}", justify="right")
-    for k in figures.kernels:
-        table.add_row(short_name(k.name, 80), fmt_count(k.launches), f"{k.time_us:.1f}")
-    table.caption = figures.caption()
-    return table

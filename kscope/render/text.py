@@ -58,3 +58,8 @@ def summary_line(report: Report, unknown: str = "?") -> str:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"
     return text
+
+
+def per_element(nbytes: int | None, n: int) -> str:
+    """Bytes per element of n, as a sweep's table says it ("20"; "?" when unknown)."""
+    return "?" if nbytes is None else f"{nbytes / n:.3g}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kscope.report.model import Kernel, ModeResult, Report, RunError
 from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
+from kscope.report.model import Kernel, ModeResult, Report, RunError
 
 
 @dataclass(frozen=True)

@@ -1,25 +1,32 @@
-"""The Report as JSON (schema in the README): what `--json` prints, what the worker sends."""
+"""The Report as JSON (schema in docs/json.md): what `--json` prints, what the worker sends.
+
+The only place that knows the JSON: the models in this package never import it
+(`report_to_dict(r)`, not `r.to_dict()`)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
+from kscope.report.compile import Autotune, AutotuneChoice, CompileOptions, CudaGraphs
+from kscope.report.json_numbers import json_number
+from kscope.report.json_numbers import pair as _pair
+from kscope.report.json_numbers import rounded as _round
 from kscope.report.model import (
     SCHEMA,
     Backward,
+    Collective,
     GraphBreak,
     Kernel,
     ModeResult,
+    RankResult,
     Recompile,
     Report,
     RoundTrip,
     RunError,
     Speedup,
 )
-from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
-from kscope.report.ranks import Collective, ranks_from_list, ranks_to_list
-from kscope.report.sweep import sweep_from_dict, sweep_to_dict
+from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
 
 def report_to_dict(r: Report) -> dict[str, Any]:
@@ -55,7 +62,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "target_lines": list(r.target_lines) if r.target_lines else None,
         "source": r.source,
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
-        "compile_options": None if r.compile_options is None else r.compile_options.to_dict(),
+        "compile_options": None if r.compile_options is None else compile_options_to_dict(r.compile_options),
         "traces": None if r.traces is None else dict(r.traces),
         "ranks": ranks_to_list(r.ranks),
     }
@@ -82,7 +89,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         backward=Backward(d["backward"]["loss"], tuple(d["backward"]["grads_of"])) if d.get("backward") else None,
         no_grad=d.get("no_grad", False),
         sweep=sweep_from_dict(d.get("sweep")),
-        compile_options=None if d.get("compile_options") is None else CompileOptions.from_dict(d["compile_options"]),
+        compile_options=None if d.get("compile_options") is None else compile_options_from_dict(d["compile_options"]),
         traces=None if d.get("traces") is None else dict(d["traces"]),
         ranks=ranks_from_list(d.get("ranks")),
         schema=d.get("schema", SCHEMA),
@@ -95,11 +102,6 @@ def error_to_dict(e: RunError) -> dict[str, Any]:
     if d["rank"] is None:
         del d["rank"]
     return d
-
-
-def json_number(x: float) -> float | int:
-    """A count as JSON: 2, not 2.0; a fraction to 3 places."""
-    return int(x) if float(x).is_integer() else round(x, 3)
 
 
 def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | None:
@@ -131,15 +133,15 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | No
         "bytes_saved_for_backward": m.bytes_saved,
         "round_trips": None if m.round_trips is None else [dataclasses.asdict(t) for t in m.round_trips],
         "kernels": [_kernel_to_dict(k) for k in m.kernels],
-        "collectives": [c.to_dict() for c in m.collectives],
+        "collectives": [collective_to_dict(c) for c in m.collectives],
     }
     if compiled:
         out["compile_s"] = None if m.compile_s is None else round(m.compile_s, 3)
         out["graphs"] = m.graphs
         out["graph_breaks"] = [dataclasses.asdict(b) for b in m.graph_breaks]
         out["recompiles"] = [dataclasses.asdict(r) for r in m.recompiles]
-        out["autotune"] = [a.to_dict() for a in m.autotune]
-        out["cuda_graphs"] = None if m.cuda_graphs is None else m.cuda_graphs.to_dict()
+        out["autotune"] = [autotune_to_dict(a) for a in m.autotune]
+        out["cuda_graphs"] = None if m.cuda_graphs is None else dataclasses.asdict(m.cuda_graphs)
     return out
 
 
@@ -162,10 +164,6 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
     }
 
 
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
-
-
 def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
     if not d:
         return None
@@ -174,9 +172,6 @@ def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
         d["ratio"], d["verdict"], d.get("call_ratio"), tuple(low_high) if low_high else None, d.get("cpu_waiting")
     )
 
-
-def _pair(x: tuple[float, float] | None) -> list[float] | None:
-    return None if x is None else [round(x[0], 3), round(x[1], 3)]
 
 
 def mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
@@ -223,7 +218,67 @@ def mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
             RoundTrip(**{**t, "consumers": tuple(t["consumers"]), "lines": tuple(t["lines"])})
             for t in d.get("round_trips", ())
         ),
-        autotune=tuple(Autotune.from_dict(a) for a in d.get("autotune", ())),
-        cuda_graphs=CudaGraphs.from_dict(d.get("cuda_graphs")),
-        collectives=tuple(Collective.from_dict(c) for c in d.get("collectives", ())),
+        autotune=tuple(autotune_from_dict(a) for a in d.get("autotune", ())),
+        cuda_graphs=_cuda_graphs_from_dict(d.get("cuda_graphs")),
+        collectives=tuple(collective_from_dict(c) for c in d.get("collectives", ())),
+    )
+
+
+def compile_options_to_dict(o: CompileOptions) -> dict[str, Any]:
+    return {"mode": o.mode, "dynamic": o.dynamic, "fullgraph": o.fullgraph, "options": dict(o.options)}
+
+
+def compile_options_from_dict(d: dict[str, Any] | None) -> CompileOptions:
+    d = d or {}
+    return CompileOptions(d.get("mode", "default"), d.get("dynamic"), bool(d.get("fullgraph")), dict(d.get("options") or {}))
+
+
+def autotune_to_dict(a: Autotune) -> dict[str, Any]:
+    return {"op": a.op, "sizes": a.sizes, "choices": [dataclasses.asdict(c) for c in a.choices]}
+
+
+def autotune_from_dict(d: dict[str, Any]) -> Autotune:
+    return Autotune(d["op"], d.get("sizes", ""), tuple(AutotuneChoice(**c) for c in d.get("choices", ())))
+
+
+def _cuda_graphs_from_dict(d: dict[str, Any] | None) -> CudaGraphs | None:
+    return None if d is None else CudaGraphs(d.get("launches"), d.get("kernels"), d.get("skipped", ""))
+
+
+def collective_to_dict(c: Collective) -> dict[str, Any]:
+    return {
+        "name": c.name, "count": json_number(c.count), "bytes": c.bytes,
+        "time_us": round(c.time_us, 3), "wait_us": _round(c.wait_us),
+        "phase": c.phase, "after": c.after, "before": c.before,
+    }
+
+
+def collective_from_dict(d: dict[str, Any]) -> Collective:
+    return Collective(d["name"], d["count"], d.get("bytes"), d.get("time_us", 0.0), d.get("wait_us"),
+                      d.get("phase", "forward"), d.get("after"), d.get("before"))
+
+
+def ranks_to_list(ranks: tuple[RankResult, ...] | None) -> list[dict] | None:
+    if ranks is None:
+        return None
+    return [
+        {
+            "rank": r.rank, "stage": r.stage, "wall_s": _round(r.wall_s),
+            "eager": mode_to_dict(r.eager, compiled=False), "compiled": mode_to_dict(r.compiled, compiled=True),
+            "errors": [error_to_dict(e) for e in r.errors], "notes": list(r.notes),
+        }
+        for r in ranks
+    ]
+
+
+def ranks_from_list(items: list[dict] | None) -> tuple[RankResult, ...] | None:
+    if items is None:
+        return None
+    return tuple(
+        RankResult(
+            d["rank"], mode_from_dict(d.get("eager")), mode_from_dict(d.get("compiled")),
+            tuple(RunError(**e) for e in d.get("errors", ())), tuple(d.get("notes", ())), d.get("wall_s"),
+            d.get("stage", ""),
+        )
+        for d in items
     )

@@ -48,14 +48,6 @@ class CompileOptions:
         i = MODES.index(self.mode) if self.mode in MODES else -1
         return replace(self, mode=MODES[(i + 1) % len(MODES)])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "dynamic": self.dynamic, "fullgraph": self.fullgraph, "options": dict(self.options)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> CompileOptions:
-        d = d or {}
-        return cls(d.get("mode", "default"), d.get("dynamic"), bool(d.get("fullgraph")), dict(d.get("options") or {}))
-
 
 @dataclass(frozen=True)
 class AutotuneChoice:
@@ -81,17 +73,6 @@ class Autotune:
     def winner(self) -> AutotuneChoice | None:
         return self.choices[0] if self.choices else None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "sizes": self.sizes,
-            "choices": [{"name": c.name, "ms": c.ms, "description": c.description} for c in self.choices],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Autotune:
-        return cls(d["op"], d.get("sizes", ""), tuple(AutotuneChoice(**c) for c in d.get("choices", ())))
-
 
 def sorted_choices(timings: dict[str, float], descriptions: dict[str, str] | None = None) -> tuple[AutotuneChoice, ...]:
     """Candidates fastest first; one that failed (inf, nan) last, with no time."""
@@ -112,13 +93,6 @@ class CudaGraphs:
     """Device kernels per call that ran inside those graph launches."""
     skipped: str = ""
     """Why no graph was used, when none was: inductor's reason, or "the CPU" for a CPU run."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"launches": self.launches, "kernels": self.kernels, "skipped": self.skipped}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> CudaGraphs | None:
-        return None if d is None else cls(d.get("launches"), d.get("kernels"), d.get("skipped", ""))
 
     def short(self) -> str:
         """For a pane: "5 kernels in 1 CUDA graph launch", "no CUDA graphs on the CPU"."""

@@ -7,7 +7,10 @@ tests and exports. Nothing here imports torch, so the UI process can load it fre
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
+from kscope.report.measures import Traffic, add_known, gbps
+from kscope.report.sweep import Sweep
 
 SCHEMA = 8
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
@@ -22,8 +25,8 @@ compiled ones were not fused.
 inductor options); the compiled mode lists max-autotune's choices (`autotune`) and what CUDA
 graphs did (`cuda_graphs`).
 7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path).
-8: each mode lists its collectives (report_ranks.Collective); a run of N ranks (--nproc) has `ranks`
-(report_ranks.RankResult each) and an error says its `rank`."""
+8: each mode lists its collectives (Collective); a run of N ranks (--nproc) has `ranks`
+(RankResult each) and an error says its `rank`."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -156,16 +159,29 @@ class Recompile:
     line: int | None = None
 
 
-class Traffic:
-    """Totals and bandwidth of something with bytes_read, bytes_written and a kernel_time_us."""
+@dataclass(frozen=True)
+class Collective:
+    """One collective op of a call (all figures per call of the target), counted once: the c10d
+    or functional collective op the program called, never also the backend's own event."""
 
-    @property
-    def bytes_total(self) -> int | None:
-        return add_known(self.bytes_read, self.bytes_written)
-
-    @property
-    def achieved_gbps(self) -> float | None:
-        return gbps(self.bytes_total, self.kernel_time_us)
+    name: str
+    """The op as the profiler names it: "c10d::allreduce_" (eager), "_c10d_functional::all_reduce_"."""
+    count: float
+    """Times it ran per call."""
+    bytes: int | None
+    """Per call, all its runs: the size of the tensors handed to it (torch's record_param_comms
+    "In msg nelems" × dtype where the backend records it, else the shapes the profiler recorded);
+    None when unknown. Never counted as kernel memory traffic."""
+    time_us: float
+    """Per call: how long the backend's collective ran (its "gloo:all_reduce" event), else the op's."""
+    wait_us: float | None = None
+    """Per call: time spent in the wait for it (`_c10d_functional::wait_tensor`); None where the
+    trace has no wait event (eager `dist.all_reduce` blocks inside the call, unrecorded)."""
+    phase: str = "forward"
+    after: str | None = None
+    """The kernel row that ran just before it in the call (the work it waits on), if any."""
+    before: str | None = None
+    """The kernel row that ran just after it, if any."""
 
 
 @dataclass(frozen=True)
@@ -202,12 +218,12 @@ class ModeResult(Traffic):
     round_trips: tuple[RoundTrip, ...] | None = None
     """Buffers one kernel writes and another reads back, largest first; None when unknown (a
     Report from before schema 5)."""
-    autotune: tuple[Any, ...] = ()
-    """report_compile.Autotune: each op max-autotune timed candidates for, in the graphs that ran."""
-    cuda_graphs: Any = None
-    """report_compile.CudaGraphs, when the mode asks for CUDA graphs; None otherwise."""
-    collectives: tuple[Any, ...] = ()
-    """report_ranks.Collective: the collectives a call ran (apart from kernels and their traffic)."""
+    autotune: tuple[Autotune, ...] = ()
+    """Each op max-autotune timed candidates for, in the graphs that ran."""
+    cuda_graphs: CudaGraphs | None = None
+    """When the mode asks for CUDA graphs: what they did; None otherwise."""
+    collectives: tuple[Collective, ...] = ()
+    """The collectives a call ran (apart from kernels and their traffic)."""
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:
@@ -265,6 +281,23 @@ class RunError:
 
 
 @dataclass(frozen=True)
+class RankResult:
+    """One rank of a distributed run."""
+
+    rank: int
+    eager: ModeResult | None = None
+    """None when that mode did not run on this rank."""
+    compiled: ModeResult | None = None
+    errors: tuple[RunError, ...] = ()
+    """This rank's errors (each also in the Report's errors, with its rank)."""
+    notes: tuple[str, ...] = ()
+    wall_s: float | None = None
+    """Seconds the rank's run took; None when the rank sent no report (it died, hung or was stopped)."""
+    stage: str = ""
+    """Where the rank got to: "done", or the last progress it reported ("eager done", …)."""
+
+
+@dataclass(frozen=True)
 class Report:
     file: str
     target: str
@@ -290,14 +323,14 @@ class Report:
     """Set when kscope ran backward after the target (--backward)."""
     no_grad: bool = False
     """The target ran under torch.no_grad() (--no-grad): the inference graph."""
-    sweep: Any = None
-    """A size sweep (kscope.report.sweep.Sweep), for a --sweep run; None otherwise."""
-    compile_options: Any = None
-    """report_compile.CompileOptions the compiled half used; None in a Report from before schema 6."""
+    sweep: Sweep | None = None
+    """A size sweep, for a --sweep run; None otherwise."""
+    compile_options: CompileOptions | None = None
+    """How the compiled half was compiled; None in a Report from before schema 6."""
     traces: dict[str, str] | None = field(default=None, hash=False)
     """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
-    ranks: tuple[Any, ...] | None = None
-    """--nproc: report_ranks.RankResult per rank (the fields above are rank 0's); None otherwise."""
+    ranks: tuple[RankResult, ...] | None = None
+    """--nproc: each rank's result (the fields above are rank 0's); None otherwise."""
     schema: int = SCHEMA
 
     @property
@@ -311,42 +344,20 @@ class Report:
             return None
         return nbytes / self.largest_input_bytes
 
-    def to_dict(self) -> dict[str, Any]:
-        from kscope.report.codec import report_to_dict
-
-        return report_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Report:
-        from kscope.report.codec import report_from_dict
-
-        return report_from_dict(d)
-
-
-def add_known(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a + b
-
-
-def gbps(nbytes: int | None, time_us: float) -> float | None:
-    """Bytes over microseconds as GB/s (1 GB = 1e9 B); None when nothing was timed or the bytes
-    are unknown."""
-    if nbytes is None or time_us <= 0 or nbytes <= 0:
-        return None
-    return nbytes / (time_us * 1e3)
 
 __all__ = [
     "PHASES",
     "SCHEMA",
     "Backward",
+    "Collective",
     "GraphBreak",
     "Kernel",
     "ModeResult",
     "PhaseTotals",
+    "RankResult",
     "Recompile",
     "Report",
     "RunError",
     "Speedup",
-    "add_known",
-    "gbps",
     "phase_totals",
 ]

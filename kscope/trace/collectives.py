@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kscope.report.model import Collective
+
 COLLECTIVE_NAMESPACES = ("c10d::", "_c10d_functional::", "c10d_functional::", "_dtensor::")
 _WAIT = re.compile(r"(^|::)(wait_tensor|wait)$")
 _BACKEND = re.compile(r"^(gloo|nccl|mpi|ucc|xccl):(\w+)$")
@@ -161,10 +163,8 @@ def _thread(n) -> tuple:
 
 
 def per_call(events: list[CollectiveEvent], calls: int, label) -> tuple:
-    """report_ranks.Collective rows, figures per call: one row per collective of the same name,
+    """Collective rows, figures per call: one row per collective of the same name,
     phase, size and neighbours, in the order they first ran; `label(launch)` names a kernel row."""
-    from kscope.report.ranks import Collective
-
     groups: dict[tuple, list[CollectiveEvent]] = {}
     for e in sorted(events, key=lambda e: e.start):
         after = label(e.after) if e.after is not None else None

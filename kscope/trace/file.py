@@ -8,9 +8,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from kscope.report.json_numbers import json_number
 from kscope.trace.kernels import CALL_PREFIX, TraceSummary, summarize
-from kscope.render.text import fmt_count
-from kscope.report.codec import json_number
 
 
 @dataclass(frozen=True)
@@ -32,27 +31,19 @@ class TraceFigures:
     kernels: tuple[TraceKernel, ...]
     """By time, longest first."""
 
-    def caption(self) -> str:
-        """"2 launches (5 calls, per call)", "10 launches" (unmarked: the whole trace's)."""
-        text = f"{fmt_count(self.launches)} launch{'es' if self.launches != 1 else ''}"
-        if self.calls is not None:
-            text += f" ({self.calls} call{'s' if self.calls != 1 else ''}, per call)"
-        if self.device == "cuda":
-            text += f", memcpy {fmt_count(self.memcpy)}, memset {fmt_count(self.memset)} (not counted as kernels)"
-        return text
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "device": self.device,
-            "calls": self.calls,
-            "launches": json_number(self.launches),
-            "memcpy": json_number(self.memcpy),
-            "memset": json_number(self.memset),
-            "kernels": [
-                {"name": k.name, "launches": json_number(k.launches), "time_us": round(k.time_us, 3)} for k in self.kernels
-            ],
-        }
+def figures_to_dict(f: TraceFigures) -> dict[str, Any]:
+    return {
+        "file": f.file,
+        "device": f.device,
+        "calls": f.calls,
+        "launches": json_number(f.launches),
+        "memcpy": json_number(f.memcpy),
+        "memset": json_number(f.memset),
+        "kernels": [
+            {"name": k.name, "launches": json_number(k.launches), "time_us": round(k.time_us, 3)} for k in f.kernels
+        ],
+    }
 
 
 def marked_calls(events: list[dict]) -> int:

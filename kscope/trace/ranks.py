@@ -15,10 +15,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from kscope.trace.collectives import per_call
-from kscope.trace.kernels import summarize
+from kscope.report.codec import collective_to_dict
+from kscope.report.model import Collective
 from kscope.report.ranks import collective_bytes
-from kscope.trace.file import TraceFigures, marked_calls, trace_figures
+from kscope.trace.collectives import per_call
+from kscope.trace.file import TraceFigures, figures_to_dict, marked_calls, trace_figures
+from kscope.trace.kernels import summarize
 
 
 @dataclass(frozen=True)
@@ -27,13 +29,8 @@ class RankTrace:
     rank_from: str
     """"distributedInfo" (the trace says), or "file order"."""
     figures: TraceFigures
-    collectives: tuple
-    """report_ranks.Collective, per call as the figures are."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "rank_from": self.rank_from, **self.figures.to_dict(),
-                "collectives": [c.to_dict() for c in self.collectives],
-                "collective_bytes": collective_bytes(self)}
+    collectives: tuple[Collective, ...]
+    """Per call, as the figures are."""
 
 
 def trace_paths(folder: str) -> list[str]:
@@ -61,32 +58,11 @@ def rank_traces(folder: str) -> list[RankTrace]:
 
 
 def folder_dict(folder: str, ranks: list[RankTrace]) -> dict[str, Any]:
-    return {"folder": os.path.abspath(folder), "ranks": [r.to_dict() for r in ranks]}
+    """What `kscope DIR --json` prints."""
+    return {"folder": os.path.abspath(folder), "ranks": [rank_trace_to_dict(r) for r in ranks]}
 
 
-def render_rank_traces(folder: str, ranks: list[RankTrace]):
-    """The ranks side by side, then each rank's collectives (rich)."""
-    from rich.console import Group
-    from rich.table import Table
-
-    from kscope.render.ranks import COLLECTIVE_HEADER
-    from kscope.render.text import fmt_bytes, fmt_count
-
-    per = "per call" if all(r.figures.calls for r in ranks) else "totals"
-    table = Table(title=f"{folder}: {len(ranks)} rank traces ({per})", title_justify="left")
-    for name in ("rank", "file", "launches", "collectives", "collective bytes"):
-        table.add_column(name, justify="right" if name != "file" else "left")
-    parts = [table]
-    for r in ranks:
-        table.add_row(str(r.rank) + ("" if r.rank_from == "distributedInfo" else " (file order)"),
-                      os.path.basename(r.figures.file), fmt_count(r.figures.launches),
-                      fmt_count(sum(c.count for c in r.collectives)), fmt_bytes(collective_bytes(r)))
-        if r.collectives:
-            sub = Table(title=f"rank {r.rank}: collectives", title_justify="left")
-            for name in COLLECTIVE_HEADER[2:]:
-                sub.add_column(name)
-            for c in r.collectives:
-                sub.add_row(c.name, fmt_count(c.count), fmt_bytes(c.bytes), f"{c.time_us:.0f}",
-                            "?" if c.wait_us is None else f"{c.wait_us:.0f}", f"{c.after or '(start)'} → {c.before or '(end)'}")
-            parts.append(sub)
-    return Group(*parts)
+def rank_trace_to_dict(r: RankTrace) -> dict[str, Any]:
+    return {"rank": r.rank, "rank_from": r.rank_from, **figures_to_dict(r.figures),
+            "collectives": [collective_to_dict(c) for c in r.collectives],
+            "collective_bytes": collective_bytes(r)}

@@ -20,6 +20,9 @@ import threading
 import time
 import warnings
 
+from kscope.report.codec import report_to_dict
+from kscope.worker.lifetime import die_with_parent
+
 
 def _send(out, message: dict) -> None:
     out.write(json.dumps(message) + "\n")
@@ -51,22 +54,6 @@ def warm_inductor() -> None:
 
     torch.compile(lambda x: (x + 1).relu())(torch.ones(8))
     torch._dynamo.reset()
-
-
-def die_with_parent() -> None:
-    """Linux: have the kernel kill this process when kscope dies (an SSH session dropping,
-    kill -9), so no worker is left holding a GPU. The parent starts us from its main thread:
-    the signal fires when the thread that started us ends."""
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent is already gone
-        os._exit(1)
 
 
 # Lines torch's C++ side prints on every profiler start and stop; not the user's output.
@@ -176,7 +163,7 @@ def main(argv: list[str]) -> int:
         request = RunRequest(**message)
 
         def on_eager(report, rid=rid):
-            _send(results, {"type": "eager", "id": rid, "report": report.to_dict()})
+            _send(results, {"type": "eager", "id": rid, "report": report_to_dict(report)})
 
         def until_shown(rid=rid) -> None:
             _wait_until_shown(requests, rid)
@@ -189,7 +176,7 @@ def main(argv: list[str]) -> int:
             report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
         sys.stdout.flush()
         sys.stderr.flush()
-        _send(results, {"type": "report", "id": rid, "report": report.to_dict()})
+        _send(results, {"type": "report", "id": rid, "report": report_to_dict(report)})
         _release_device_memory()  # after the report: costs no time on screen
         _release_memory()
     return 0
@@ -201,10 +188,10 @@ def _sweep(message: dict, rid, results) -> None:
 
     sizes = message.pop("sizes", None)
     request = SweepRequest(**message, sizes=tuple(sizes) if sizes else None)
-    report = run_sweep(request, on_point=lambda r: _send(results, {"type": "sweep", "id": rid, "report": r.to_dict()}))
+    report = run_sweep(request, on_point=lambda r: _send(results, {"type": "sweep", "id": rid, "report": report_to_dict(r)}))
     sys.stdout.flush()
     sys.stderr.flush()
-    _send(results, {"type": "report", "id": rid, "report": report.to_dict()})
+    _send(results, {"type": "report", "id": rid, "report": report_to_dict(report)})
     _release_device_memory()
     _release_memory()
 

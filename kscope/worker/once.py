@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 
+from kscope.report.codec import report_from_dict
 from kscope.report.model import Report, RunError
 from kscope.worker.client import Worker, WorkerDied, run_timeout, sweep_request
 
@@ -48,7 +49,7 @@ def run_once(
                     file=base.file,
                 )
                 return _with_error(partial or base, stopped)
-            report = Report.from_dict(message.report)
+            report = report_from_dict(message.report)
             if message.type in ("eager", "sweep"):
                 partial = report
             elif message.type == "report":

@@ -28,6 +28,7 @@ from dataclasses import replace
 from datetime import timedelta
 from multiprocessing.connection import wait
 
+from kscope.report.codec import report_from_dict, report_to_dict
 from kscope.report.model import Report, RunError
 from kscope.report.ranks import RankResult
 
@@ -136,12 +137,12 @@ def _collect(procs, readers, timeout, on_eager):
                         deadline = time.monotonic() + timeout
             elif kind == "eager":
                 state[rank] = "compiled"
-                partial[rank] = Report.from_dict(payload)
+                partial[rank] = report_from_dict(payload)
                 if rank == 0 and on_eager is not None:
                     on_eager(partial[rank])
             elif kind == "report":
                 state[rank] = "done"
-                reports[rank] = Report.from_dict(payload)
+                reports[rank] = report_from_dict(payload)
                 if reports[rank].errors:
                     fail(rank)
     return state, reports, partial, failed
@@ -184,15 +185,15 @@ def _unfinished(rank: int, stage: str, failed: list[int], proc, timeout: float) 
 
 def _rank_main(rank: int, world: int, port: int, backend: str, fields: dict, timeout: float, conn) -> None:
     """One rank: the process group first (the user's file may use it at import), then a run."""
-    from kscope.worker.child import die_with_parent
+    from kscope.worker.lifetime import die_with_parent
 
     die_with_parent()
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     conn.send(("progress", "process group"))
     import torch
-    import torch.distributed as dist
     import torch._inductor.config
+    import torch.distributed as dist
 
     from kscope.engine import timing
     from kscope.engine.run import RunRequest, run
@@ -215,8 +216,8 @@ def _rank_main(rank: int, world: int, port: int, backend: str, fields: dict, tim
     if fields.get("trace_dir"):
         fields = {**fields, "trace_dir": os.path.join(fields["trace_dir"], f"rank{rank}")}
     conn.send(("progress", "eager"))
-    report = run(RunRequest(**fields), on_eager=lambda r: conn.send(("eager", r.to_dict())))
-    conn.send(("report", report.to_dict()))
+    report = run(RunRequest(**fields), on_eager=lambda r: conn.send(("eager", report_to_dict(r))))
+    conn.send(("report", report_to_dict(report)))
     conn.close()
     try:
         dist.destroy_process_group()

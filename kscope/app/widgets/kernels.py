@@ -8,9 +8,9 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from kscope.render.tables import short_name
-from kscope.report.model import Kernel, ModeResult
+from kscope.render.names import short_name
 from kscope.render.view import kernel_detail, kernel_rows, vanished
+from kscope.report.model import Kernel, ModeResult
 
 # The launches cell also says what changed since the last save: "1→2", "1 new".
 COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8))

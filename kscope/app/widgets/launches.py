@@ -6,9 +6,15 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
-from kscope.report.model import Report
 from kscope.render.text import fmt_count, summary_line
-from kscope.render.view import call_text, change_line, mode_change, round_trips_line, verdict_text
+from kscope.render.view import (
+    call_text,
+    change_line,
+    mode_change,
+    round_trips_line,
+    verdict_text,
+)
+from kscope.report.model import Report
 
 
 class LaunchCounts(Vertical):

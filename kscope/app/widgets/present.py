@@ -12,11 +12,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, Static
 
-from kscope.report.model import Kernel, Report
-from kscope.render.text import fmt_bytes, fmt_count
-from kscope.render.view import change_line, mode_change, verdict_text
 from kscope.app.widgets.bigtext import BigText
 from kscope.app.widgets.sweep import SweepPlot
+from kscope.render.text import fmt_bytes, fmt_count
+from kscope.render.view import change_line, mode_change, verdict_text
+from kscope.report.model import Kernel, Report
 
 SLIDES = ("launches", "verdict", "sweep")
 

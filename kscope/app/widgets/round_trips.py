@@ -8,9 +8,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from kscope.report.model import Report, RoundTrip
 from kscope.render.text import fmt_bytes
 from kscope.render.view import autotune_lines
+from kscope.report.model import Report, RoundTrip
 
 
 class RoundTripsPane(OptionList):

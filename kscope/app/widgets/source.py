@@ -8,8 +8,8 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from kscope.report.model import Report
 from kscope.render.view import kernels_of_line
+from kscope.report.model import Report
 
 CONTEXT = 2  # lines shown around the target's definition
 

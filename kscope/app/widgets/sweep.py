@@ -15,11 +15,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from kscope.render.plot import draw
 from kscope.render.sweep import ran_table, sweep_summary, sweep_table
+from kscope.render.view import graph_signature
 from kscope.report.model import Report
 from kscope.report.sweep import fmt_n
-from kscope.render.plot import draw
-from kscope.render.view import graph_signature
 
 DEFAULT_OPTIONS = {"sizes": None, "budget_s": 60.0, "static": False}
 """What `z` sweeps without --sweep's options: the default sizes and budget, one torch.compile."""

@@ -8,9 +8,9 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from kscope.report.model import Report
 from kscope.render.text import PHASE_TAGS, fmt_bytes, phases_ran
 from kscope.render.view import saving, transfers_text
+from kscope.report.model import Report
 
 KERNEL_ROWS = 4
 

@@ -37,6 +37,7 @@ from kscope.engine.inductor.bytes import (
     symbolic_sizes,
 )
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
+from kscope.report.codec import autotune_to_dict
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
 _GRAPH_LABEL = re.compile(r"graph_\d+_")
@@ -272,7 +273,7 @@ def capture_inductor():
 
     def autotuned(choice) -> None:
         cid = _cid(torch._guards.CompileContext.current_compile_id())
-        graphs.current(cid).autotune.append(choice.to_dict())
+        graphs.current(cid).autotune.append(autotune_to_dict(choice))
 
     try:
         with fresh(), autotune_timings(autotuned):

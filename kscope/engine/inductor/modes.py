@@ -21,6 +21,7 @@ import sys
 import typing
 from typing import Any
 
+from kscope.report.codec import autotune_from_dict
 from kscope.report.compile import CompileOptions
 
 
@@ -156,6 +157,6 @@ def autotune_of(facts) -> tuple:
     seen: dict[tuple, Autotune] = {}
     for known in facts:
         for d in (known or {}).get("autotune", ()):
-            choice = Autotune.from_dict(d)
+            choice = autotune_from_dict(d)
             seen[choice.op, choice.sizes] = choice
     return tuple(seen.values())

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
 # NAME = async_compile.cpp_pybinding([...], r'''...''')  /  async_compile.triton('NAME', '''...''')
 _KERNEL_DEF = re.compile(
     r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(.*?r?'''\n?(.*?)'''", re.S | re.M
