@@ -72,7 +72,7 @@ def compile_floor_s(n: int) -> float:
 
 async def main(args) -> None:
     from kscope.app.app import KscopeApp
-    from kscope.app.session import RunSpec
+    from kscope.report.request import RunRequest
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-"))
     os.environ["KSCOPE_CACHE_DIR"] = str(tmp / "store")
@@ -83,7 +83,7 @@ async def main(args) -> None:
 
     manual = [manual_s() for _ in range(args.manual_runs)]  # first: nothing of ours running
     floor = compile_floor_s(3)
-    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5, backward=True))
+    app = KscopeApp(RunRequest(str(path), None, "cpu", timeout=120.0, calls=5, backward=True))
     probe = Probe(app)
 
     async def settle():

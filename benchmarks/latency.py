@@ -117,7 +117,7 @@ class LagMonitor:
 
 async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     from kscope.app.app import KscopeApp
-    from kscope.app.session import RunSpec
+    from kscope.report.request import RunRequest
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-"))
     os.environ["KSCOPE_CACHE_DIR"] = str(tmp / "store")  # the worker inherits it: user's store untouched
@@ -128,7 +128,7 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     with_const = lambda c: base.replace(OP, f"{OP} * {c}")  # noqa: E731
     commented = lambda i: base + f"# kscope bench edit {i}\n"  # noqa: E731
 
-    app = KscopeApp(RunSpec(str(path), None, "cpu", 60.0, 5))
+    app = KscopeApp(RunRequest(str(path), None, "cpu", timeout=60.0, calls=5))
     probe, lag = Probe(app), LagMonitor()
     parts: list[tuple] = []  # per save: (save -> run start, worker wall, first compiled call, fresh compile?)
     extra_runs = 0  # runs beyond one per save or key press (a watcher firing twice would show here)

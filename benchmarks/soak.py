@@ -115,10 +115,10 @@ class Soak:
 
     async def run_app(self) -> None:
         from kscope.app.app import KscopeApp
-        from kscope.app.session import RunSpec
+        from kscope.report.request import RunRequest
 
         self.path.write_text(self.base)
-        app = KscopeApp(RunSpec(str(self.path), None, "cpu", self.args.timeout, 3))
+        app = KscopeApp(RunRequest(str(self.path), None, "cpu", timeout=self.args.timeout, calls=3))
         finished: dict[int, object] = {}
         finish = app._finish
 

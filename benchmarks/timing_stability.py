@@ -37,7 +37,8 @@ def main() -> None:
     import torch
 
     from kscope.engine.inductor.capture import configure_inductor
-    from kscope.engine.run import RunRequest, run
+    from kscope.engine.run import run
+    from kscope.report.request import RunRequest
 
     configure_inductor()
     wanted = {s for s in args.samples.split(",") if s}

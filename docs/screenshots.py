@@ -33,14 +33,18 @@ async def shoot(
     spec: dict | None = None, present: bool = False,
 ) -> None:
     """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs);
-    spec: RunSpec fields as on the command line (no_grad, compile)."""
+    spec: RunRequest fields as on the command line (no_grad, compile)."""
     from kscope.app.app import KscopeApp
-    from kscope.app.session import RunSpec
+    from kscope.report.compile import CompileOptions
+    from kscope.report.request import RunRequest
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-shot-"))
     path = tmp / sample
     shutil.copy(REPO / "samples" / sample, path)
-    app = KscopeApp(RunSpec(str(path), None, "cpu", 120.0, 5, **(spec or {})), present=present)
+    spec = dict(spec or {})
+    if "compile" in spec:
+        spec["compile"] = CompileOptions(**spec["compile"])
+    app = KscopeApp(RunRequest(str(path), None, "cpu", timeout=120.0, calls=5, **spec), present=present)
 
     async def settled(pilot, runs: int) -> None:
         deadline = time.monotonic() + 300

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from kscope.app.app import KscopeApp
-from kscope.app.session import RunSpec
+from kscope.report.request import RunRequest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -20,7 +20,7 @@ async def shoot(sample: Path, size: tuple[int, int], out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / sample.name
         shutil.copy(sample, target)
-        app = KscopeApp(RunSpec(str(target), None, "cpu", 60.0, 5))
+        app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=5))
         async with app.run_test(size=size) as pilot:
             deadline = time.monotonic() + 120
             while app.good is None and time.monotonic() < deadline:

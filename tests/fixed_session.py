@@ -175,7 +175,7 @@ class FixedSession:
         self.runs = 0
         self.shown_runs: list[int] = []
 
-    def __call__(self, spec, emit):
+    def __call__(self, request, emit, trace_root=None):
         self.emit = emit
         return self
 

@@ -14,14 +14,14 @@ from fixed_session import (
 )
 
 from kscope.app.app import KscopeApp
-from kscope.app.session import RunSpec
 from kscope.app.widgets.code import CodePane
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.source import SourcePane
+from kscope.report.request import RunRequest
 
 
 def fixed_app(report, file="/work/add_relu.py", **switches):
-    return KscopeApp(RunSpec(file, None, "cpu", 60.0, 5, **switches), session_factory=FixedSession(report), watch=False)
+    return KscopeApp(RunRequest(file, None, "cpu", timeout=60.0, calls=5, **switches), session_factory=FixedSession(report), watch=False)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -92,7 +92,7 @@ def _compiled_names(app):
 def test_save_changes_the_kernels_on_screen(tmp_path):
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
-    app = KscopeApp(RunSpec(str(target), None, "cpu", 60.0, 3))
+    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
@@ -128,7 +128,7 @@ def test_g_runs_forward_and_backward_and_back(tmp_path):
     # the article's sample: its inputs do not require grad, so kscope makes them (and says so)
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
-    app = KscopeApp(RunSpec(str(target), None, "cpu", 60.0, 3))
+    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
 
     def phases():
         table = app.query_one("#compiled-kernels", KernelTable)
@@ -161,7 +161,7 @@ def test_g_runs_forward_and_backward_and_back(tmp_path):
 def test_m_steps_the_compile_mode_and_reads_as_an_a_b(tmp_path):
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
-    app = KscopeApp(RunSpec(str(target), None, "cpu", 60.0, 3))
+    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
 
     def done_in(mode: str) -> bool:
         r = app.shown

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from conftest import line_of, write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
 from kscope.report.codec import report_to_dict
+from kscope.report.request import RunRequest
 
 F32 = 4
 

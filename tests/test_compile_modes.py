@@ -10,7 +10,7 @@ import pytest
 from conftest import SAMPLES
 
 from kscope.engine.inductor.modes import BadOption, check_options, inductor_patches
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
 from kscope.report.codec import (
     autotune_from_dict,
     autotune_to_dict,
@@ -25,6 +25,7 @@ from kscope.report.compile import (
     sorted_choices,
 )
 from kscope.report.model import Report
+from kscope.report.request import RunRequest
 from kscope.trace.kernels import summarize
 
 F32 = 4
@@ -91,7 +92,7 @@ def test_a_cuda_graph_replay_is_one_launch_of_many_kernels():
 
 def frozen(mode="default", **options):
     request = RunRequest(str(FROZEN), None, "cpu", calls=2, no_grad=True,
-                         compile={"mode": mode, "options": {"freezing": True, **options}})
+                         compile=CompileOptions(mode, options={"freezing": True, **options}))
     report = run(request)
     assert not report.errors, report.errors
     return report
@@ -132,7 +133,7 @@ def test_max_autotune_says_which_candidate_won_and_the_round_trips_follow():
 
 
 def test_fullgraph_makes_a_graph_break_an_error_at_its_line():
-    r = run(RunRequest(str(SAMPLES / "graph_break.py"), None, "cpu", calls=2, compile={"fullgraph": True}))
+    r = run(RunRequest(str(SAMPLES / "graph_break.py"), None, "cpu", calls=2, compile=CompileOptions(fullgraph=True)))
     assert r.eager is not None and r.compiled is None
     (error,) = r.errors
     assert error.stage == "compile" and error.line is not None
@@ -141,7 +142,7 @@ def test_fullgraph_makes_a_graph_break_an_error_at_its_line():
 def test_dynamic_compiles_for_any_size_from_the_first_call():
     """--dynamic: the first compile already has symbolic sizes (the kernel's loop bound is a
     symbol, not the seed's 1,000,000), and its bytes are still counted at the call's size."""
-    r = run(RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2, compile={"dynamic": True}))
+    r = run(RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2, compile=CompileOptions(dynamic=True)))
     assert not r.errors, r.errors
     assert r.compile_options.dynamic is True
     (kernel,) = r.compiled.kernels

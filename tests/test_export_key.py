@@ -11,8 +11,8 @@ from fixed_session import FixedSession, article_report
 
 from kscope.app.app import KscopeApp
 from kscope.app.export import export_report
-from kscope.app.session import RunSpec
 from kscope.report.codec import report_from_dict
+from kscope.report.request import RunRequest
 
 NOW = 1_790_000_000.0
 
@@ -61,7 +61,7 @@ def test_exports_never_replace_each_other_and_skip_traces_that_are_gone(tmp_path
 
 def test_e_exports_what_is_on_screen_and_says_where(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    app = KscopeApp(RunSpec("/work/add_relu.py", None, "cpu", 60.0, 5), session_factory=FixedSession(article_report()),
+    app = KscopeApp(RunRequest("/work/add_relu.py", None, "cpu", timeout=60.0, calls=5), session_factory=FixedSession(article_report()),
                     watch=False, export_dir="talk")
 
     async def scenario():

@@ -22,7 +22,8 @@ from kscope.engine.inductor.capture import (
     capture_inductor,
     configure_inductor,
 )
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
+from kscope.report.request import RunRequest
 
 F32 = 4
 

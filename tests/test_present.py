@@ -8,10 +8,10 @@ import pytest
 from fixed_session import F32, FixedSession, N, article_report
 
 from kscope.app.app import KscopeApp
-from kscope.app.session import RunSpec
 from kscope.app.widgets.bigtext import BigText, best_scale, big_lines
 from kscope.app.widgets.present import PresentView, main_fused
 from kscope.report.model import Kernel
+from kscope.report.request import RunRequest
 
 
 def saved_with_times_two():
@@ -26,7 +26,7 @@ def saved_with_times_two():
 
 
 def presenting(report=None):
-    return KscopeApp(RunSpec("/work/add_relu.py", None, "cpu", 60.0, 5),
+    return KscopeApp(RunRequest("/work/add_relu.py", None, "cpu", timeout=60.0, calls=5),
                      session_factory=FixedSession(report or article_report()), watch=False, present=True)
 
 

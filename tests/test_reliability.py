@@ -22,10 +22,11 @@ from conftest import SAMPLES
 from textual.widgets import DataTable, TabbedContent, TabPane
 
 from kscope.app.app import KscopeApp
-from kscope.app.session import LOG_FLOOD_FLUSH_S, LOG_MAX_BYTES, RunSpec
+from kscope.app.output_pump import LOG_FLOOD_FLUSH_S, LOG_MAX_BYTES
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.log import MAX_LINES, LogPane
 from kscope.report.codec import report_to_dict
+from kscope.report.request import RunRequest
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +54,7 @@ class Live:
         self.path = folder / "target.py"
         self.path.write_text(source)
         self.written: str | bytes = source  # what the test saved last
-        self.app = KscopeApp(RunSpec(str(self.path), target, "cpu", timeout, 2))
+        self.app = KscopeApp(RunRequest(str(self.path), target, "cpu", timeout=timeout, calls=2))
         self.events = []
         self.finished: dict[int, object] = {}
         self.pids: set[int] = set()  # every worker process seen

@@ -7,8 +7,9 @@ import json
 
 from conftest import SAMPLES, line_of, write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
 from kscope.report.codec import report_from_dict, report_to_dict
+from kscope.report.request import RunRequest
 
 F32 = 4
 

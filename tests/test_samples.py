@@ -18,7 +18,8 @@ import re
 import pytest
 from conftest import SAMPLES, line_of
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
+from kscope.report.request import RunRequest
 from kscope.worker.ranks import run_ranks
 
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.py"))

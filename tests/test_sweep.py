@@ -14,8 +14,9 @@ import subprocess
 import pytest
 from conftest import SAMPLES, kscope_cmd, write_target
 
-from kscope.engine.sweep import SweepRequest, run_sweep
+from kscope.engine.sweep import run_sweep
 from kscope.report.codec import report_from_dict, report_to_dict
+from kscope.report.request import RunRequest, SweepOptions, SweepRequest
 
 F32 = 4
 SEED = str(SAMPLES / "add_relu.py")
@@ -24,7 +25,7 @@ SEED = str(SAMPLES / "add_relu.py")
 @pytest.fixture(scope="module")
 def seed_sweep():
     points_seen = []
-    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(100, 1000, 10_000, 100_000)), points_seen.append)
+    report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu"), SweepOptions(sizes=(100, 1000, 10_000, 100_000))), points_seen.append)
     return report, points_seen
 
 
@@ -82,8 +83,7 @@ def test_progress_after_each_size_and_the_json_round_trip(seed_sweep):
 def test_the_kernel_inductor_picks_changes_with_size_when_each_size_compiles(tmp_path):
     # Softmax over 8 rows of n: on the CPU one C++ kernel, serial for short rows, parallel over
     # the rows for longer ones, and with each row's reductions split across threads for long rows.
-    report = run_sweep(SweepRequest(str(SAMPLES / "softmax_wide.py"), device="cpu", sizes=(100, 10_000, 1_000_000),
-                                    static=True))
+    report = run_sweep(SweepRequest(RunRequest(str(SAMPLES / "softmax_wide.py"), device="cpu"), SweepOptions(sizes=(100, 10_000, 1_000_000), static=True)))
     assert report.ok, report.errors
     points = report.sweep.points
     kinds = [p.compiled.variants for p in points]
@@ -105,7 +105,7 @@ def test_a_file_without_n_is_told_how_to_add_it(tmp_path):
         def inputs(device):
             return (torch.randn(10, device=device),)
         """)
-    report = run_sweep(SweepRequest(str(no_n), device="cpu"))
+    report = run_sweep(SweepRequest(RunRequest(str(no_n), device="cpu")))
     assert not report.ok and report.errors[0].stage == "inputs"
     assert "inputs() to take the size n" in report.errors[0].message
     assert "def inputs(device, n=1000)" in report.errors[0].message
@@ -117,12 +117,12 @@ def test_a_file_without_n_is_told_how_to_add_it(tmp_path):
         def f(x):
             return x * 2
         """, name="module_level.py")
-    report = run_sweep(SweepRequest(str(module_level), device="cpu"))
+    report = run_sweep(SweepRequest(RunRequest(str(module_level), device="cpu")))
     assert "module-level tensors cannot be swept" in report.errors[0].message
 
 
 def test_stops_before_a_size_that_would_not_fit_in_memory():
-    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(100, 10**12)))
+    report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu"), SweepOptions(sizes=(100, 10**12))))
     sweep = report.sweep
     assert [p.n for p in sweep.points] == [100]
     # 2 inputs of 4e12 B each (from inputs() on the meta device), plus what a call writes
@@ -131,7 +131,7 @@ def test_stops_before_a_size_that_would_not_fit_in_memory():
 
 
 def test_stops_before_a_size_that_would_end_past_the_budget():
-    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(100, 1000), budget_s=0.5))
+    report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu"), SweepOptions(sizes=(100, 1000), budget_s=0.5)))
     sweep = report.sweep
     assert [p.n for p in sweep.points] == [100]
     assert sweep.stopped.startswith("n=1e3: would end past the 0.5 s budget")
@@ -168,7 +168,7 @@ def test_once_prints_a_table_and_the_plot():
 
 def test_a_training_step_sweeps_with_the_same_bytes_an_element_at_every_size():
     # --backward: the step (its leaves and gradient seeds) is made again at every size
-    report = run_sweep(SweepRequest(SEED, device="cpu", sizes=(1000, 10_000, 100_000), backward=True))
+    report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu", backward=True), SweepOptions(sizes=(1000, 10_000, 100_000))))
     assert report.ok, report.errors
     assert report.backward is not None and report.backward.grads_of == ("a", "b")
     points = report.sweep.points

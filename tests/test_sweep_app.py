@@ -9,13 +9,13 @@ from fixed_session import FixedSession, article_report
 from test_app import _compiled_names, _wait_for
 
 from kscope.app.app import KscopeApp
-from kscope.app.session import RunSpec
 from kscope.app.widgets.sweep import SweepPane
+from kscope.report.request import RunRequest, SweepOptions
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_snapshot_sweep_tab(snap_compare, size):
-    app = KscopeApp(RunSpec("/work/add_relu.py", None, "cpu", 60.0, 5), session_factory=FixedSession(article_report()),
+    app = KscopeApp(RunRequest("/work/add_relu.py", None, "cpu", timeout=60.0, calls=5), session_factory=FixedSession(article_report()),
                     watch=False)
     async def sweep(pilot):
         await _wait_for(pilot, lambda: app.good is not None, timeout=10)
@@ -30,8 +30,9 @@ def test_snapshot_sweep_tab(snap_compare, size):
 def test_z_queues_then_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp_path):
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
-    spec = RunSpec(str(target), None, "cpu", 60.0, 3, sweep={"sizes": [100, 1000], "budget_s": 60.0, "static": False})
-    app = KscopeApp(spec)
+    spec = RunRequest(str(target), None, "cpu", timeout=60.0, calls=3)
+    sweep = SweepOptions(sizes=(100, 1000), budget_s=60.0, static=False)
+    app = KscopeApp(spec, sweep=sweep)
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:

@@ -4,8 +4,9 @@ import pytest
 import torch
 from conftest import line_of, write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
 from kscope.engine.target import TargetError, load_module, make_inputs, resolve
+from kscope.report.request import RunRequest
 
 
 def _resolve(tmp_path, source, name=None):

@@ -7,7 +7,7 @@ benchmarks/timing_stability.py, not asserted here).
 
 from conftest import write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
 from kscope.engine.timing import (
     BUSY,
     FLOOR_ROUNDS,
@@ -20,6 +20,7 @@ from kscope.engine.timing import (
 )
 from kscope.report.codec import report_from_dict, report_to_dict
 from kscope.report.model import Kernel, ModeResult, Report
+from kscope.report.request import RunRequest
 from kscope.trace.kernels import TraceSummary
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 from conftest import line_of, write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
+from kscope.report.request import RunRequest
 
 F32 = 4
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from conftest import write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
+from kscope.report.request import RunRequest
 
 F32, I64 = 4, 8
 

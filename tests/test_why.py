@@ -4,8 +4,9 @@ Expected lines are read from the file the test writes, never typed in."""
 import pytest
 from conftest import line_of, write_target
 
-from kscope.engine.run import RunRequest, run
+from kscope.engine.run import run
 from kscope.report.codec import report_to_dict
+from kscope.report.request import RunRequest
 
 
 def run_file(path):

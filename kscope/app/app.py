@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from kscope.app.export import DEFAULT_ROOT
-from kscope.app.session import LiveSession, RunSpec, SessionEvent
+from kscope.app.session import LiveSession, SessionEvent
 from kscope.app.talk import TalkKeys
 from kscope.app.watch import FileWatcher
 from kscope.app.widgets.breaks import BreaksPane
@@ -35,10 +35,10 @@ from kscope.app.widgets.ranks import RanksPane
 from kscope.app.widgets.round_trips import RoundTripsPane
 from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
-from kscope.app.widgets.sweep import DEFAULT_OPTIONS, SweepPane
+from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
-from kscope.report.codec import compile_options_from_dict, compile_options_to_dict
 from kscope.report.model import Report
+from kscope.report.request import RunRequest, SweepOptions
 
 NARROW_BELOW = 110
 
@@ -82,16 +82,17 @@ class KscopeApp(TalkKeys, App):
     ]
 
     def __init__(
-        self, spec: RunSpec, session_factory=LiveSession, watch: bool = True, sweep_at_start: bool = False,
-        present: bool = False, export_dir: str = DEFAULT_ROOT,
+        self, request: RunRequest, session_factory=LiveSession, watch: bool = True, sweep: SweepOptions | None = None,
+        sweep_at_start: bool = False, present: bool = False, export_dir: str = DEFAULT_ROOT, trace_root: str | None = None,
     ):
         super().__init__()
         self.presenting = present
         self.export_dir = export_dir
-        self.spec = spec
-        self.session = session_factory(spec, lambda ev: self.post_message(SessionUpdate(ev)))
+        self.request = request
+        self.sweep_options = sweep or SweepOptions()
+        self.session = session_factory(request, lambda ev: self.post_message(SessionUpdate(ev)), trace_root=trace_root)
         self.watcher = (
-            FileWatcher(spec.file, lambda: self.post_message(FileSaved()), lambda: self.post_message(FileMissing()))
+            FileWatcher(request.file, lambda: self.post_message(FileSaved()), lambda: self.post_message(FileMissing()))
             if watch
             else None
         )
@@ -174,9 +175,9 @@ class KscopeApp(TalkKeys, App):
     def action_grad(self, switch: str) -> None:
         """g: forward <-> forward + backward; n: as written <-> under no_grad. Re-runs at once;
         what changed since the last save starts over (another kind of run is no baseline)."""
-        on = not getattr(self.spec, switch)
-        self.spec = replace(self.spec, backward=on and switch == "backward", no_grad=on and switch == "no_grad")
-        self.session.spec = self.spec
+        on = not getattr(self.request, switch)
+        self.request = replace(self.request, backward=on and switch == "backward", no_grad=on and switch == "no_grad")
+        self.session.request = self.request
         self.good = self.before = None
         self._latest(self.session.request_run(coalesce=False))
         self._refresh_status()
@@ -184,9 +185,8 @@ class KscopeApp(TalkKeys, App):
     def action_mode(self) -> None:
         """m: the next torch.compile mode (default, reduce-overhead, max-autotune, ...), re-run at
         once. The Δ lines compare with the run before: switching reads as an A/B."""
-        options = compile_options_from_dict(self.spec.compile).next_mode()
-        self.spec = replace(self.spec, compile=compile_options_to_dict(options))
-        self.session.spec = self.spec
+        self.request = replace(self.request, compile=self.request.compile.next_mode())
+        self.session.request = self.request
         self._latest(self.session.request_run(coalesce=False))
         self._refresh_status()
 
@@ -207,7 +207,7 @@ class KscopeApp(TalkKeys, App):
             return
         self.sweep_queued = False
         self.query_one(SweepPane).requested(self.good)
-        self._latest(self.session.request_sweep(self.spec.sweep or dict(DEFAULT_OPTIONS)))
+        self._latest(self.session.request_sweep(self.sweep_options))
         self.sweep_run = self.latest_run
 
     def _latest(self, run_id: int) -> None:
@@ -375,17 +375,17 @@ class KscopeApp(TalkKeys, App):
         if (compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale
                 and not state.startswith("sweep")):
             state += f" (compile {compiled.compile_s:.2f} s)"
-        device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.spec.device)
-        mode = compile_options_from_dict(self.spec.compile).label()
+        device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.request.device)
+        mode = self.request.compile.label()
         self.query_one(StatusLine).show(
-            file=self.spec.file,
-            target=(r.target if r and r.target else self.spec.target) or "",
+            file=self.request.file,
+            target=(r.target if r and r.target else self.request.target) or "",
             device=device,
             torch_version=r.torch_version if r else "",
             state=state,
-            timeout=self.spec.timeout,
+            timeout=self.request.timeout,
             stale=self.stale,
             breaks=len(compiled.graph_breaks) if compiled else 0,
-            grad="fwd+bwd" if self.spec.backward else "no_grad" if self.spec.no_grad else "",
+            grad="fwd+bwd" if self.request.backward else "no_grad" if self.request.no_grad else "",
             mode=mode if mode != "default" else "",
         )

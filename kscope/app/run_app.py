@@ -8,21 +8,21 @@ import shutil
 import signal
 import tempfile
 import threading
+from dataclasses import replace
 
 from kscope.app.app import KscopeApp
 from kscope.app.export import DEFAULT_ROOT
-from kscope.app.session import RunSpec
+from kscope.report.request import RunRequest, SweepOptions
 
 
-def run_app(
-    path: str, target: str | None, *, device: str, timeout: float, calls: int, sweep: dict | None = None,
-    present: bool = False, export_dir: str = DEFAULT_ROOT, **switches,
-) -> int:
-    # Each run's traces, for key e to export with its Report; gone with the app.
-    switches.pop("trace_dir", None)  # the command line's is for --once
+def run_app(request: RunRequest, sweep: SweepOptions | None = None, present: bool = False,
+            export_dir: str = DEFAULT_ROOT) -> int:
+    # Each run's traces, for key e to export with its Report; gone with the app. (--trace-dir is
+    # for --once.)
     traces = tempfile.mkdtemp(prefix="kscope-traces-")
-    spec = RunSpec(os.path.abspath(path), target, device, timeout, calls, sweep=sweep, trace_dir=traces, **switches)
-    app = KscopeApp(spec, sweep_at_start=sweep is not None, present=present, export_dir=export_dir)
+    request = replace(request, file=os.path.abspath(request.file), trace_dir=None)
+    app = KscopeApp(request, sweep=sweep, sweep_at_start=sweep is not None, present=present, export_dir=export_dir,
+                    trace_root=traces)
 
     def on_hangup(signum, frame):
         # The terminal is gone (an SSH session dropped): stop the workers and leave at once.

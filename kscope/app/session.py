@@ -9,16 +9,16 @@ passed to `emit` as a SessionEvent: the app posts it as a message and never wait
 from __future__ import annotations
 
 import os
-import selectors
 import shutil
 import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from kscope.report.codec import report_from_dict
+from kscope.app.output_pump import pump_output
 from kscope.report.model import Report, RunError
+from kscope.report.request import RunRequest, SweepOptions, SweepRequest
 from kscope.worker.client import (
     Worker,
     WorkerDied,
@@ -26,7 +26,6 @@ from kscope.worker.client import (
     has_answered,
     run_timeout,
     set_priority,
-    sweep_request,
 )
 
 POLL_S = 0.05
@@ -40,15 +39,6 @@ STORM_SETTLE_S = 0.3
 IDLE_CHECK_S = 0.5
 """Between runs, how often the session looks whether its worker is still alive: a worker killed
 from outside while idle is replaced and said within 1 s (README), with room for a busy machine."""
-LOG_FLUSH_S = 0.05
-LOG_FLOOD_FLUSH_S = 0.25
-"""While output floods in (the last batch overflowed), batches go out this often instead."""
-LOG_MAX_BYTES = 8192
-"""At most this much of the user's output, the newest, reaches the app per batch; the rest is
-counted. The output pane costs the UI thread ~25 µs a line: 16 KB every 50 ms (the old bound)
-kept it busy ~90% of the time under a flood (measured: 2.3 s event-loop stalls)."""
-
-
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str
@@ -60,32 +50,14 @@ class SessionEvent:
     at: float = field(default_factory=time.monotonic)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    file: str
-    target: str | None
-    device: str = "auto"
-    timeout: float = 60.0
-    calls: int = 5
-    cold: bool = False
-    """Flush the caches before each timed call."""
-    backward: bool = False
-    """Run backward after the target (forward + backward kernels)."""
-    no_grad: bool = False
-    """Run the target under torch.no_grad() (the inference graph)."""
-    compile: dict | None = None
-    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
-    sweep: dict | None = None
-    """The sweep's options (sizes, budget_s, static) from the command line, for `z`; None: defaults."""
-    trace_dir: str | None = None
-    """Save each run's chrome traces here (engine.trace_export); None: keep none. A sweep keeps none."""
-    nproc: int | None = None
-    """Run in this many rank processes (engine.ranks); None: one process."""
-
-
 class LiveSession:
-    def __init__(self, spec: RunSpec, emit: Callable[[SessionEvent], None]):
-        self.spec, self.emit = spec, emit
+    """Runs `request` in a warm worker each time it is asked to, one at a time, the newest first;
+    says what happens through `emit` (called on the session's own threads, never the UI's).
+    `request` may be replaced between runs (keys g, n, m); `trace_root` keeps each run's traces
+    (see run_trace_dir)."""
+
+    def __init__(self, request: RunRequest, emit: Callable[[SessionEvent], None], trace_root: str | None = None):
+        self.request, self.emit, self.trace_root = request, emit, trace_root
         self._wanted = 0  # id of the latest requested run
         self._last_request_at = float("-inf")
         self._previous_request_at = float("-inf")  # the request before the latest one
@@ -96,7 +68,7 @@ class LiveSession:
         self._workers: list[Worker] = []  # [current, spare?]
         self.restarts = 0
         self._shown = 0  # the latest run whose eager half the app has drawn
-        self._sweeps: dict[int, dict] = {}  # run id -> sweep options, for the runs that are sweeps
+        self._sweeps: dict[int, SweepOptions] = {}  # run id -> sweep options, for the runs that are sweeps
 
     # --- called from the UI thread -------------------------------------------------------------
 
@@ -108,8 +80,8 @@ class LiveSession:
     def start(self) -> None:
         self._thread.start()
 
-    def request_sweep(self, options: dict) -> int:
-        """Ask for a size sweep of the file as it is now (cli.sweep_options' fields), at once. Like
+    def request_sweep(self, options: SweepOptions) -> int:
+        """Ask for a size sweep of the file as it is now, at once. Like
         any request it gives way to the next: a save cancels it."""
         with self._cond:
             run_id = self.request_run(coalesce=False)
@@ -147,44 +119,12 @@ class LiveSession:
         worker = Worker(stdout=write_end, stderr=write_end, warm=True)
         worker.start()  # from this long-lived thread: the worker's death signal follows it
         os.close(write_end)
-        threading.Thread(target=self._pump_logs, args=(read_end,), daemon=True, name="kscope-logs").start()
+
+        def emit_log(text: str) -> None:
+            self.emit(SessionEvent("log", text=text))
+
+        threading.Thread(target=pump_output, args=(read_end, emit_log), daemon=True, name="kscope-logs").start()
         return worker
-
-    def _pump_logs(self, fd: int) -> None:
-        """Forward the worker's output in batches: every LOG_FLUSH_S, or LOG_FLOOD_FLUSH_S while
-        it floods in, at most the newest LOG_MAX_BYTES of it (the pane shows the last lines, like
-        `tail -f`). A target printing in a loop must not flood the app's message queue or its
-        event loop. Reading never stops, so the worker never blocks on a full pipe."""
-        pending, skipped, last_flush, interval = bytearray(), 0, time.monotonic(), LOG_FLUSH_S
-
-        def flush():
-            nonlocal skipped, last_flush, interval
-            if pending or skipped:
-                text = pending.decode("utf-8", "replace")
-                if skipped:  # the gap is before what is shown
-                    text = f"[kscope] … {skipped:,} bytes of output not shown\n" + text
-                self.emit(SessionEvent("log", text=text))
-            interval = LOG_FLOOD_FLUSH_S if skipped else LOG_FLUSH_S
-            pending.clear()
-            skipped, last_flush = 0, time.monotonic()
-
-        with os.fdopen(fd, "rb", buffering=0) as src, selectors.DefaultSelector() as sel:
-            sel.register(src, selectors.EVENT_READ)
-            while True:
-                if sel.select(LOG_FLUSH_S):
-                    chunk = src.read(65536)
-                    if not chunk:
-                        break
-                    pending.extend(chunk)
-                    if len(pending) > LOG_MAX_BYTES:  # drop the oldest, from a line's start
-                        cut = len(pending) - LOG_MAX_BYTES
-                        newline = pending.find(b"\n", cut, len(pending) - 1)
-                        cut = newline + 1 if newline >= 0 else cut
-                        skipped += cut
-                        del pending[:cut]
-                if time.monotonic() - last_flush >= interval:
-                    flush()
-            flush()
 
     def _ready_worker(self) -> Worker:
         """The current worker, warm; a fresh one (or the spare) when it is gone.
@@ -333,19 +273,15 @@ class LiveSession:
                 spare.signal_group(signal.SIGCONT)
 
     def _run_on(self, worker: Worker, run_id: int) -> None:
-        spec = self.spec
+        base = self.request
         started = time.monotonic()
         sweep = self._sweeps.pop(run_id, None)
-        timeout = run_timeout(spec.timeout, spec.nproc) + (sweep["budget_s"] if sweep else 0)
+        timeout = run_timeout(base.timeout, base.nproc) + (sweep.budget_s if sweep else 0)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
-            switches = {"cold": spec.cold, "backward": spec.backward, "no_grad": spec.no_grad, "compile": spec.compile}
             request_id = worker.send(
-                sweep_request(spec.file, spec.target, spec.device, sweep, switches)
-                if sweep
-                else {"file": spec.file, "target": spec.target, "device": spec.device, "calls": spec.calls,
-                      **switches, "trace_dir": run_trace_dir(spec.trace_dir, run_id), "settle": not spec.nproc,
-                      **({"nproc": spec.nproc, "timeout": spec.timeout} if spec.nproc else {})}
+                SweepRequest(base, sweep) if sweep
+                else replace(base, trace_dir=run_trace_dir(self.trace_root, run_id), settle=not base.nproc)
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))
@@ -358,7 +294,7 @@ class LiveSession:
                 # The eager half is on screen: the worker may time the modes now (see RunRequest.settle).
                 told = True
                 try:
-                    worker.send({"type": "shown", "of": request_id})
+                    worker.send_shown(request_id)
                 except WorkerDied:
                     pass  # read() below says so
             if self._wanted != run_id or self._stopping:
@@ -379,20 +315,17 @@ class LiveSession:
                 return
             if message is None:
                 continue
-            report = report_from_dict(message.report) if message.report else None
             if message.type in ("eager", "sweep"):
-                partial = report
-                self.emit(SessionEvent(message.type, run_id, report))
+                partial = message.report
+                self.emit(SessionEvent(message.type, run_id, message.report))
             elif message.type == "report":
-                self.emit(SessionEvent("report", run_id, report))
+                self.emit(SessionEvent("report", run_id, message.report))
                 self._ensure_spare()
                 return
 
     def _report_failure(self, run_id: int, partial: Report | None, stage: str, message: str) -> None:
-        base = partial or Report(file=os.path.abspath(self.spec.file), target=self.spec.target or "")
+        base = partial or Report(file=os.path.abspath(self.request.file), target=self.request.target or "")
         error = RunError(stage=stage, type=stage.capitalize(), message=message, file=base.file)
-        from dataclasses import replace
-
         self.emit(SessionEvent("report", run_id, replace(base, errors=base.errors + (error,))))
 
 

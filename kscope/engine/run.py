@@ -8,7 +8,7 @@ import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 
@@ -20,37 +20,8 @@ from kscope.engine.inductor.capture import TrafficStore, configure_inductor
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
 from kscope.engine.trace_export import TraceExport
-from kscope.report.codec import compile_options_from_dict
 from kscope.report.model import Report, RunError
-
-DEFAULT_CALLS = 5
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    file: str
-    target: str | None = None
-    device: str = "auto"
-    calls: int = DEFAULT_CALLS
-    n: int | None = None
-    cold: bool = False
-    """Flush the caches between timed calls (--cold)."""
-    backward: bool = False
-    """Run backward after the target, from its outputs (--backward): see engine.backward."""
-    no_grad: bool = False
-    """Run the target under torch.no_grad() (--no-grad): the inference graph."""
-    compile: dict | None = None
-    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
-    trace_dir: str | None = None
-    """Save the profiled chrome traces here (--trace-dir): see engine.trace_export."""
-    settle: bool = False
-    """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
-    live app draws it on the other core, which would compete with the timed calls."""
-    nproc: int | None = None
-    """--nproc: run in this many rank processes with a process group (engine.ranks); None: one process."""
-    timeout: float | None = None
-    """--timeout, for the ranks: the worker stops them itself, to say which rank hung where."""
-
+from kscope.report.request import RunRequest
 
 _store: TrafficStore | None = None
 
@@ -115,7 +86,7 @@ def run(
         peak_gbps=peak,
         peak_source=peak_source,
     )
-    options = compile_options_from_dict(request.compile)
+    options = request.compile
     report = replace(report, no_grad=request.no_grad, compile_options=options)
     export = TraceExport(request.trace_dir, path, target.name) if request.trace_dir else None
 

@@ -21,7 +21,7 @@ import gc
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 
@@ -40,11 +40,10 @@ from kscope.engine.run import (
 )
 from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs, prepare
 from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
-from kscope.report.codec import compile_options_from_dict
 from kscope.report.model import ModeResult, Report
+from kscope.report.request import SweepRequest
 from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
-DEFAULT_BUDGET_S = 60.0
 MEMORY_SHARE = 0.5
 """A size whose inputs and buffers would take more than this share of free memory is not run."""
 TIMING_S = 0.3
@@ -54,23 +53,6 @@ CALLS = 3
 CALLS_PER_SIZE = 30
 """About how many calls of each mode a size makes (warm-up, accounting, profiled, timed): what
 the time budget check multiplies one call's time by."""
-
-
-@dataclass(frozen=True)
-class SweepRequest:
-    file: str
-    target: str | None = None
-    device: str = "auto"
-    sizes: tuple[int, ...] | None = None
-    """None: default_sizes(device)."""
-    budget_s: float = DEFAULT_BUDGET_S
-    static: bool = False
-    backward: bool = False
-    no_grad: bool = False
-    cold: bool = False
-    """Flush the caches before each timed call (--cold)."""
-    compile: dict | None = None
-    """torch.compile's mode and options (report_compile.CompileOptions as a dict); None: defaults."""
 
 
 def default_sizes(device: torch.device) -> tuple[int, ...]:
@@ -98,17 +80,18 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     configure_inductor()
     store = TrafficStore()
     start = time.perf_counter()
-    path = os.path.abspath(request.file)
-    report = Report(file=path, target=request.target or "", torch_version=torch.__version__)
+    run, wanted = request.run, request.options
+    path = os.path.abspath(run.file)
+    report = Report(file=path, target=run.target or "", torch_version=torch.__version__)
     try:
-        device = pick_device(request.device)
-        sizes = tuple(request.sizes or default_sizes(device))
+        device = pick_device(run.device)
+        sizes = tuple(wanted.sizes or default_sizes(device))
         report = replace(report, device=device.type, device_name=device_name(device))
-        target = prepare(path, request.target, device, sizes[0])
+        target = prepare(path, run.target, device, sizes[0])
         problem = needs_n(target)
         if problem:
             raise TargetError("inputs", problem)
-        target.step = step_for(request.backward, request.no_grad, target)
+        target.step = step_for(run.backward, run.no_grad, target)
     except TargetError as e:
         return finished(report, start, target_error(e, path))
     except InputsFailed as e:
@@ -116,17 +99,17 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     except Exception as e:
         return finished(report, start, user_error("load", e, path))
     peak, peak_source = peak_bandwidth(device)
-    options = compile_options_from_dict(request.compile)
-    sweep = Sweep((), sizes, request.static, budget_s=request.budget_s)
+    options = run.compile
+    sweep = Sweep((), sizes, wanted.static, budget_s=wanted.budget_s)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
-                     target_lines=target.lines, notes=target.notes, no_grad=request.no_grad, sweep=sweep,
+                     target_lines=target.lines, notes=target.notes, no_grad=run.no_grad, sweep=sweep,
                      compile_options=options)
     if on_point is not None:
         on_point(_stamped(report, start))
     error = None
     with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
         torch._dynamo.reset()
-        kept = None if request.static else KeptCompile(target.fn, path, options)
+        kept = None if wanted.static else KeptCompile(target.fn, path, options)
         for i, n in enumerate(sizes):
             if i:
                 before = _input_bytes(target.args)
@@ -141,13 +124,13 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
                 try:
                     target.args, _ = make_inputs(target.module, target.fn, device, n)
                     # a training step holds its leaves and gradient seeds: one per size
-                    target.step = step_for(request.backward, request.no_grad, target)
+                    target.step = step_for(run.backward, run.no_grad, target)
                 except Exception as e:
                     error = user_error("inputs", e, path)
                     sweep = replace(sweep, stopped=f"n={fmt_n(n)}: inputs() failed")
                     break
             try:
-                point = _measure(target, device, path, store, n, kept, i == 0, request.cold, options)
+                point = _measure(target, device, path, store, n, kept, i == 0, run.cold, options)
             except _SizeFailed as e:
                 error = user_error(e.stage, e.__cause__, path)
                 error = replace(error, message=f"at n={fmt_n(n)}: {error.message}")

@@ -1,18 +1,14 @@
 """The worker process: imports torch once, then runs one request after another.
 
-Started by kscope.worker.client as `python -m kscope.worker.child REQUEST_FD RESULT_FD`. Requests and
-results are JSON lines on their own pipes, so whatever the user's code prints (on fd 1 and 2,
-which the parent points wherever it likes) can never corrupt them, and `input()` in user code
-reads an empty stdin instead of kscope's requests.
-
-Messages sent: {"type": "ready"}, then per request {"type": "eager", "id", "report"} as soon as
-the eager half is done and {"type": "report", "id", "report"} at the end.
+Started by worker.client as `python -m kscope.worker.child REQUEST_FD RESULT_FD`. Requests and
+results are JSON lines on their own pipes (worker.protocol), so whatever the user's code prints
+(on fd 1 and 2, which the parent points wherever it likes) can never corrupt them, and `input()`
+in user code reads an empty stdin instead of kscope's requests.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import re
 import sys
@@ -20,12 +16,13 @@ import threading
 import time
 import warnings
 
-from kscope.report.codec import report_to_dict
+from kscope.report.request import SweepRequest
 from kscope.worker.lifetime import die_with_parent
+from kscope.worker.protocol import Shown, read_request, ready_line, report_line
 
 
-def _send(out, message: dict) -> None:
-    out.write(json.dumps(message) + "\n")
+def _send(out, line: str) -> None:
+    out.write(line)
     out.flush()
 
 
@@ -112,7 +109,7 @@ SHOWN_WAIT_S = 0.5
 
 
 def _wait_until_shown(requests, rid) -> None:
-    """Read {"type": "shown", "of": rid} from the app (older ones are dropped), SHOWN_WAIT_S at most."""
+    """Read Shown(rid) from the app (older ones are dropped), SHOWN_WAIT_S at most."""
     import select
 
     deadline = time.monotonic() + SHOWN_WAIT_S
@@ -122,8 +119,7 @@ def _wait_until_shown(requests, rid) -> None:
         line = requests.readline()
         if not line:
             return
-        message = json.loads(line) if line.strip() else {}
-        if message.get("type") == "shown" and message.get("of") == rid:
+        if line.strip() and read_request(line)[1] == Shown(rid):
             return
 
 
@@ -136,7 +132,7 @@ def main(argv: list[str]) -> int:
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     results = os.fdopen(result_fd, "w", encoding="utf-8")
 
-    from kscope.engine.run import RunRequest, run  # imports torch
+    from kscope.engine.run import run  # imports torch
 
     if not warm:
         # One run and gone (--once): inductor's pool of compile processes would start up (import
@@ -149,21 +145,19 @@ def main(argv: list[str]) -> int:
 
         configure_inductor()
         warm_inductor()
-    _send(results, {"type": "ready"})
+    _send(results, ready_line())
     for line in requests:
         if not line.strip():
             continue
-        message = json.loads(line)
-        rid = message.pop("id", None)
-        if message.get("type") == "shown":
+        rid, request = read_request(line)
+        if isinstance(request, Shown):
             continue  # the app saw an eager half after its run stopped waiting for it
-        if message.pop("type", None) == "sweep":
-            _sweep(message, rid, results)
+        if isinstance(request, SweepRequest):
+            _sweep(request, rid, results)
             continue
-        request = RunRequest(**message)
 
         def on_eager(report, rid=rid):
-            _send(results, {"type": "eager", "id": rid, "report": report_to_dict(report)})
+            _send(results, report_line("eager", rid, report))
 
         def until_shown(rid=rid) -> None:
             _wait_until_shown(requests, rid)
@@ -176,22 +170,20 @@ def main(argv: list[str]) -> int:
             report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
         sys.stdout.flush()
         sys.stderr.flush()
-        _send(results, {"type": "report", "id": rid, "report": report_to_dict(report)})
+        _send(results, report_line("report", rid, report))
         _release_device_memory()  # after the report: costs no time on screen
         _release_memory()
     return 0
 
 
-def _sweep(message: dict, rid, results) -> None:
-    """A size sweep: {"type": "sweep", "id", "report"} after each size, then the report."""
-    from kscope.engine.sweep import SweepRequest, run_sweep
+def _sweep(request: SweepRequest, rid, results) -> None:
+    """A size sweep: a "sweep" message after each size, then the report."""
+    from kscope.engine.sweep import run_sweep
 
-    sizes = message.pop("sizes", None)
-    request = SweepRequest(**message, sizes=tuple(sizes) if sizes else None)
-    report = run_sweep(request, on_point=lambda r: _send(results, {"type": "sweep", "id": rid, "report": report_to_dict(r)}))
+    report = run_sweep(request, on_point=lambda r: _send(results, report_line("sweep", rid, r)))
     sys.stdout.flush()
     sys.stderr.flush()
-    _send(results, {"type": "report", "id": rid, "report": report_to_dict(report)})
+    _send(results, report_line("report", rid, report))
     _release_device_memory()
     _release_memory()
 

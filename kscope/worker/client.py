@@ -6,15 +6,16 @@ started, and it is killed by the kernel if this process dies (see kscope.worker.
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
+
+from kscope.report.request import RunRequest, SweepRequest
+from kscope.worker.protocol import Message, read_message, request_line, shown_line
 
 STARTUP_TIMEOUT_S = 180.0
 
@@ -35,13 +36,6 @@ def describe_exit(returncode: int | None) -> str:
             name = f"signal {-returncode}"
         return f"the worker was killed by {name}"
     return f"the worker exited with status {returncode}"
-
-
-@dataclass
-class Message:
-    type: str
-    id: Any = None
-    report: dict | None = None
 
 
 class Worker:
@@ -90,15 +84,23 @@ class Worker:
             raise RuntimeError(f"unexpected first message from the worker: {message.type}")
         self.ready = True
 
-    def send(self, request: dict) -> int:
+    def send(self, request: RunRequest | SweepRequest) -> int:
+        """Ask for a run or a sweep; its id, which the worker's messages about it carry."""
         self._next_id += 1
+        self._write(request_line(request, self._next_id))
+        return self._next_id
+
+    def send_shown(self, request_id: int) -> None:
+        """Say the eager half of that request is on screen (RunRequest.settle)."""
+        self._write(shown_line(request_id))
+
+    def _write(self, line: str) -> None:
         assert self._requests is not None
         try:
-            self._requests.write(json.dumps({**request, "id": self._next_id}) + "\n")
+            self._requests.write(line)
             self._requests.flush()
         except (BrokenPipeError, ValueError):
             raise WorkerDied(self.proc.poll() if self.proc else None) from None
-        return self._next_id
 
     def read(self, timeout: float | None) -> Message | None:
         """The next message, None after `timeout` seconds; WorkerDied if the worker is gone."""
@@ -114,8 +116,7 @@ class Worker:
                 raise WorkerDied(self._reap())
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        data = json.loads(line)
-        return Message(type=data["type"], id=data.get("id"), report=data.get("report"))
+        return read_message(line)
 
     def _reap(self) -> int | None:
         if self.proc is None:
@@ -189,9 +190,3 @@ and the worker stops them itself at the timeout to say where each was: wait this
 def run_timeout(timeout: float, nproc: int | None) -> float:
     """How long a client waits for a run's report before it kills the worker."""
     return timeout + (RANKS_EXTRA_S if nproc else 0.0)
-
-
-def sweep_request(file: str, target: str | None, device: str, sweep: dict, options: dict) -> dict:
-    """The worker's request for a size sweep (engine.sweep.SweepRequest's fields)."""
-    grad = {k: v for k, v in options.items() if k in ("backward", "no_grad", "cold", "compile")}
-    return {"type": "sweep", "file": file, "target": target, "device": device, **sweep, **grad}

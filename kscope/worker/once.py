@@ -4,39 +4,29 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
-from kscope.report.codec import report_from_dict
 from kscope.report.model import Report, RunError
-from kscope.worker.client import Worker, WorkerDied, run_timeout, sweep_request
+from kscope.report.request import RunRequest, SweepOptions, SweepRequest
+from kscope.worker.client import Worker, WorkerDied, run_timeout
 
 
-def run_once(
-    file: str,
-    target: str | None,
-    device: str,
-    timeout: float,
-    calls: int,
-    stdout=None,
-    sweep: dict | None = None,
-    **options,
-) -> Report:
+def run_once(request: RunRequest, stdout=None, sweep: SweepOptions | None = None) -> Report:
     """Run in a worker whose output goes to `stdout` (kscope's stderr for --json). A run past
-    `timeout` seconds (not counting torch's start-up) is stopped and reported. `options`: the
-    RunRequest's switches (cold, backward, no_grad) and compile options. `sweep`: a size sweep's fields (cli.sweep_options)
-    instead of one run; it may take its budget more than the timeout."""
+    request.timeout seconds (not counting torch's start-up) is stopped and reported. `sweep`: a
+    size sweep instead of one run; it may take its budget more than the timeout."""
     worker = Worker(stdout=stdout, stderr=stdout)
     worker.start()
-    base = Report(file=os.path.abspath(file), target=target or "")
+    base = Report(file=os.path.abspath(request.file), target=request.target or "")
     partial: Report | None = None
     try:
         worker.wait_ready()
         if sweep is not None:
-            worker.send(sweep_request(file, target, device, sweep, options))
-            timeout += sweep["budget_s"]
+            worker.send(SweepRequest(request, sweep))
+            timeout = request.timeout + sweep.budget_s
         else:
-            worker.send({"file": file, "target": target, "device": device, "calls": calls, **options,
-                         **({"timeout": timeout} if options.get("nproc") else {})})
-            timeout = run_timeout(timeout, options.get("nproc"))
+            worker.send(request)
+            timeout = run_timeout(request.timeout, request.nproc)
         deadline = time.monotonic() + timeout
         while True:
             message = worker.read(max(0.0, deadline - time.monotonic()))
@@ -49,11 +39,10 @@ def run_once(
                     file=base.file,
                 )
                 return _with_error(partial or base, stopped)
-            report = report_from_dict(message.report)
             if message.type in ("eager", "sweep"):
-                partial = report
+                partial = message.report
             elif message.type == "report":
-                return report
+                return message.report
     except WorkerDied as e:
         crashed = RunError(stage="crash", type="WorkerDied", message=str(e), file=base.file)
         return _with_error(partial or base, crashed)
@@ -64,6 +53,4 @@ def run_once(
 
 
 def _with_error(report: Report, error: RunError) -> Report:
-    from dataclasses import replace
-
     return replace(report, errors=report.errors + (error,))

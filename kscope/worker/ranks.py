@@ -20,7 +20,6 @@ No rank outlives the worker: each asks the kernel to kill it when the worker die
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import socket
 import time
@@ -29,8 +28,8 @@ from datetime import timedelta
 from multiprocessing.connection import wait
 
 from kscope.report.codec import report_from_dict, report_to_dict
-from kscope.report.model import Report, RunError
-from kscope.report.ranks import RankResult
+from kscope.report.model import RankResult, Report, RunError
+from kscope.report.request import RunRequest
 
 RANK_STARTUP_S = 120.0
 """How long N processes may take to import torch and start, before the timeout starts."""
@@ -56,8 +55,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_ranks(request, on_eager=None) -> Report:
-    """Run `request` (engine.run.RunRequest with nproc set) in request.nproc ranks; one Report,
+def run_ranks(request: RunRequest, on_eager=None) -> Report:
+    """Run `request` (with nproc set) in request.nproc ranks; one Report,
     rank 0's figures at the top and every rank in `ranks`."""
     import torch
     import torch.multiprocessing as mp
@@ -66,7 +65,7 @@ def run_ranks(request, on_eager=None) -> Report:
     from kscope.engine.target import TargetError
 
     start = time.perf_counter()
-    n, timeout = request.nproc, request.timeout or 60.0
+    n, timeout = request.nproc, request.timeout
     base = Report(file=os.path.abspath(request.file), target=request.target or "", torch_version=torch.__version__)
     try:
         device = pick_device(request.device)
@@ -77,11 +76,11 @@ def run_ranks(request, on_eager=None) -> Report:
                    f"(try --nproc {torch.cuda.device_count()}, or --device cpu for gloo)")
         return replace(base, device="cuda", errors=(RunError("device", "TargetError", message, base.file),))
     ctx = mp.get_context("spawn")
-    fields = {**dataclasses.asdict(request), "nproc": None, "device": device.type, "settle": False}
+    one = replace(request, nproc=None, device=device.type, settle=False)  # what each rank runs
     port, procs, readers = free_port(), [], {}
     for rank in range(n):
         reader, writer = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_rank_main, args=(rank, n, port, backend_for(device.type), fields, timeout, writer),
+        p = ctx.Process(target=_rank_main, args=(rank, n, port, backend_for(device.type), one, timeout, writer),
                         name=f"kscope-rank-{rank}", daemon=True)
         p.start()
         writer.close()
@@ -183,7 +182,7 @@ def _unfinished(rank: int, stage: str, failed: list[int], proc, timeout: float) 
                     f"{where}: a collective the other ranks never joined, or a slow target", rank=rank)
 
 
-def _rank_main(rank: int, world: int, port: int, backend: str, fields: dict, timeout: float, conn) -> None:
+def _rank_main(rank: int, world: int, port: int, backend: str, request: RunRequest, timeout: float, conn) -> None:
     """One rank: the process group first (the user's file may use it at import), then a run."""
     from kscope.worker.lifetime import die_with_parent
 
@@ -196,7 +195,7 @@ def _rank_main(rank: int, world: int, port: int, backend: str, fields: dict, tim
     import torch.distributed as dist
 
     from kscope.engine import timing
-    from kscope.engine.run import RunRequest, run
+    from kscope.engine.run import run
 
     if backend == "nccl":
         torch.cuda.set_device(rank)
@@ -213,10 +212,10 @@ def _rank_main(rank: int, world: int, port: int, backend: str, fields: dict, tim
     torch._inductor.config.compile_threads = 1  # N ranks compile at once: no pool of compile workers each
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
-    if fields.get("trace_dir"):
-        fields = {**fields, "trace_dir": os.path.join(fields["trace_dir"], f"rank{rank}")}
+    if request.trace_dir:
+        request = replace(request, trace_dir=os.path.join(request.trace_dir, f"rank{rank}"))
     conn.send(("progress", "eager"))
-    report = run(RunRequest(**fields), on_eager=lambda r: conn.send(("eager", report_to_dict(r))))
+    report = run(request, on_eager=lambda r: conn.send(("eager", report_to_dict(r))))
     conn.send(("report", report_to_dict(report)))
     conn.close()
     try:

@@ -21,8 +21,6 @@ from kscope.render.view import graph_signature
 from kscope.report.model import Report
 from kscope.report.sweep import fmt_n
 
-DEFAULT_OPTIONS = {"sizes": None, "budget_s": 60.0, "static": False}
-"""What `z` sweeps without --sweep's options: the default sizes and budget, one torch.compile."""
 HINT = "z runs a size sweep of this file: the target at n = 10², 10³, … through inputs(device, n)"
 
 
