@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections import defaultdict
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kscope.engine.breaks import plain_break
+from kscope.engine.backend import RecordingBackend
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.inductor.capture import (
     Capture,
@@ -28,18 +27,15 @@ from kscope.engine.inductor.modes import (
 from kscope.engine.inductor.provenance import (
     CompiledKernel,
     compiled_kernels,
-    same_file,
     stable_handles,
     template_labels,
-    user_name,
 )
-from kscope.engine.inductor.source_key import SourceKeys
 from kscope.engine.profiling import synchronize
 from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
 from kscope.report.compile import CompileOptions
-from kscope.report.model import GraphBreak, Kernel, ModeResult, Recompile
+from kscope.report.model import Kernel, ModeResult, Recompile
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import Launch, TraceSummary
 
@@ -50,71 +46,6 @@ FACTS = "-facts"
 
 class CompileFailed(Exception):
     """torch.compile raised; the eager half stays valid."""
-
-
-class _RecordingBackend:
-    """Inductor, plus a note of each graph dynamo hands it and why the graph ended."""
-
-    def __init__(self, user_file: str):
-        self.user_file = user_file
-        self.keys = SourceKeys()
-        self.graphs = 0
-        self.breaks: list[GraphBreak] = []
-        self.inputs: dict[str, list[str]] = {}
-        """compile id -> the graph's inputs in order, in the user's names ("x", "conv1.weight")."""
-        self.optimizer: set[str] = set()
-        """Compile ids of graphs traced from an optimizer's step (their ops' stack traces run
-        through torch/optim): under torch.compile the step's profiler marker is dropped."""
-
-    def __call__(self, gm, example_inputs):
-        from torch._inductor.compile_fx import compile_fx
-
-        self.graphs += 1
-        cid = torch._guards.CompileContext.current_compile_id()
-        if cid is not None and any(_OPTIM in (n.meta.get("stack_trace") or "") for n in gm.graph.nodes):
-            self.optimizer.add(f"{cid.frame_id}/{cid.frame_compile_id}")
-        if cid is not None:
-            self.inputs[f"{cid.frame_id}/{cid.frame_compile_id}"] = [
-                user_name(_source_name(n.meta.get("grapharg"))) or n.name
-                for n in gm.graph.nodes
-                if n.op == "placeholder"
-            ]
-        reason = getattr(gm, "compile_subgraph_reason", None)
-        if reason is not None and reason.graph_break:
-            frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file)] or reason.user_stack
-            last = frames[-1] if frames else None
-            plain, explanation, hint = plain_break(reason.reason)
-            self.breaks.append(
-                GraphBreak(
-                    reason=plain,
-                    line=last.lineno if last else None,
-                    file=last.filename if last else None,
-                    explanation=explanation,
-                    hint=hint,
-                )
-            )
-        with self.keys.forward(gm):
-            return compile_fx(gm, example_inputs)
-
-    def reset(self) -> None:
-        """torch._dynamo.reset() calls this: free what reduce-overhead's CUDA graphs hold, as
-        torch's own inductor backend does."""
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            from torch._inductor.cudagraph_trees import reset_cudagraph_trees
-
-            reset_cudagraph_trees()
-
-
-_OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
-
-
-def _source_name(grapharg) -> str:
-    source = getattr(grapharg, "source", None)
-    name = getattr(source, "name", None)
-    try:
-        return (name() if callable(name) else name) or ""
-    except Exception:  # a source kscope does not know how to name
-        return ""
 
 
 def _function_name(target: Target) -> str:
@@ -222,7 +153,7 @@ def run_compiled(
     return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
 
 
-def _graph_phase(g: GraphCapture, backend: _RecordingBackend) -> str:
+def _graph_phase(g: GraphCapture, backend: RecordingBackend) -> str:
     if g.backward:
         return "backward"
     return "optimizer" if g.compile_id in backend.optimizer else "forward"
@@ -233,7 +164,7 @@ class KeptCompile:
 
     def __init__(self, fn, user_file: str, options: CompileOptions | None = None):
         self.options = options or CompileOptions()
-        self.backend = _RecordingBackend(user_file)
+        self.backend = RecordingBackend(user_file)
         self.compiled = torch.compile(
             fn, backend=self.backend, dynamic=self.options.dynamic, fullgraph=self.options.fullgraph
         )
@@ -285,7 +216,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
         source += f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else ""
     else:
         torch._dynamo.reset()
-        again = _RecordingBackend("")
+        again = RecordingBackend("")
         with applied(options), torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
             enable_autograd_cache=False
         ), capture_inductor() as fresh, again.keys.backward():  # the same mode and options: the same code

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from support.paths import REPO
 
 SCRIPT = REPO / "scripts" / "tmux_smoke.sh"
 

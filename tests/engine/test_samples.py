@@ -16,7 +16,7 @@ import importlib.util
 import re
 
 import pytest
-from conftest import SAMPLES, line_of
+from support.paths import SAMPLES, line_of
 
 from kscope.engine.run import run
 from kscope.report.request import RunRequest

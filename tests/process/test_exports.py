@@ -15,7 +15,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from conftest import SAMPLES, kscope_cmd, line_of, write_target
+from support.paths import SAMPLES, kscope_cmd, line_of, write_target
 
 from kscope.render.markdown import report_markdown
 from kscope.report.codec import report_from_dict

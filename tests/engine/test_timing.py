@@ -5,7 +5,7 @@ whatever the machine's load (a verdict on this shared 2-core machine is measured
 benchmarks/timing_stability.py, not asserted here).
 """
 
-from conftest import write_target
+from support.paths import write_target
 
 from kscope.engine.run import run
 from kscope.engine.timing import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import SAMPLES, line_of, write_target
+from support.paths import SAMPLES, line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.codec import report_from_dict, report_to_dict
@@ -92,8 +92,8 @@ def test_round_trips_survive_the_json_round_trip():
 def test_choosing_a_round_trip_lights_its_rows_and_lines():
     import asyncio
 
-    from fixed_session import article_report
-    from test_app import _wait_for, fixed_app
+    from support.fixed_session import article_report
+    from support.pilot import fixed_app, wait_for
 
     from kscope.app.widgets.kernels import KernelTable
     from kscope.app.widgets.round_trips import RoundTripsPane
@@ -103,7 +103,7 @@ def test_choosing_a_round_trip_lights_its_rows_and_lines():
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait_for(pilot, lambda: app.good is not None, timeout=10)
+            await wait_for(pilot, lambda: app.good is not None, timeout=10)
             await pilot.press("t")
             pane = app.query_one(RoundTripsPane)
             pane.focus()
@@ -112,7 +112,7 @@ def test_choosing_a_round_trip_lights_its_rows_and_lines():
             assert "compiled: no round trip" in str(pane.get_option_at_index(0).prompt)
             pane.highlighted = 2  # the eager heading is 1, its round trip 2
             await pilot.press("enter")
-            await _wait_for(pilot, lambda: app.query_one("#eager-kernels", KernelTable).lit == {"aten::add", "aten::relu"},
+            await wait_for(pilot, lambda: app.query_one("#eager-kernels", KernelTable).lit == {"aten::add", "aten::relu"},
                             timeout=5)
             assert app.query_one("#compiled-kernels", KernelTable).lit == set()
             assert app.query_one(SourcePane).lit == (7,)

@@ -17,8 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES
-from marked_processes import Marked
+from support.marked_processes import Marked
+from support.paths import SAMPLES
 
 pytestmark = [
     pytest.mark.slow,

@@ -5,7 +5,7 @@ import asyncio
 from dataclasses import replace
 
 import pytest
-from fixed_session import F32, FixedSession, N, article_report
+from support.fixed_session import F32, FixedSession, N, article_report
 
 from kscope.app.app import KscopeApp
 from kscope.app.widgets.bigtext import BigText, best_scale, big_lines

@@ -4,9 +4,9 @@ import asyncio
 import shutil
 
 import pytest
-from conftest import SAMPLES
-from fixed_session import FixedSession, article_report
-from test_app import _compiled_names, _wait_for
+from support.fixed_session import FixedSession, article_report
+from support.paths import SAMPLES
+from support.pilot import compiled_names, wait_for
 
 from kscope.app.app import KscopeApp
 from kscope.app.widgets.sweep import SweepPane
@@ -18,9 +18,9 @@ def test_snapshot_sweep_tab(snap_compare, size):
     app = KscopeApp(RunRequest("/work/add_relu.py", None, "cpu", timeout=60.0, calls=5), session_factory=FixedSession(article_report()),
                     watch=False)
     async def sweep(pilot):
-        await _wait_for(pilot, lambda: app.good is not None, timeout=10)
+        await wait_for(pilot, lambda: app.good is not None, timeout=10)
         await pilot.press("z")
-        await _wait_for(pilot, lambda: app.query_one(SweepPane).complete is not None, timeout=10)
+        await wait_for(pilot, lambda: app.query_one(SweepPane).complete is not None, timeout=10)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=sweep)
@@ -39,7 +39,7 @@ def test_z_queues_then_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp
             pane = app.query_one(SweepPane)
             await pilot.press("z")  # before the first run is done: queued behind it
             assert app.good is None and pane.state == "queued"
-            await _wait_for(pilot, lambda: pane.complete is not None)
+            await wait_for(pilot, lambda: pane.complete is not None)
             assert app.good is not None and app.good.compiled is not None  # the first run was not dropped
             assert app.query_one("#details").active == "sweep"
             first = pane.complete
@@ -49,9 +49,9 @@ def test_z_queues_then_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp
             assert list(table.columns[2].cells) == ["20 → 12", "20 → 12"]  # bytes an element, eager → compiled
             # a second sweep, and a save that changes the graph while it runs
             await pilot.press("z")
-            await _wait_for(pilot, lambda: pane.started is not None, timeout=10)
+            await wait_for(pilot, lambda: pane.started is not None, timeout=10)
             target.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
-            await _wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in _compiled_names(app))
+            await wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in compiled_names(app))
             assert pane.state == "cancelled" and pane.started is None
             assert pane.complete is first  # the last complete sweep stays, marked stale
             assert pane.stale

@@ -5,9 +5,12 @@ import subprocess
 import time
 
 import pytest
-from conftest import SAMPLES, kscope_cmd, line_of, write_target
+from support.paths import SAMPLES, kscope_cmd, line_of, write_target
 
 pytestmark = pytest.mark.slow
+
+
+F32 = 4
 
 
 def kscope(*args, timeout=120):
@@ -120,3 +123,42 @@ def test_headless_path_needs_no_textual_watchdog_or_rich(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["compiled"]["launches"] == 1
+
+
+# --- --option and --sweep ---------------------------------------------------------------------
+
+
+def test_an_unknown_option_is_a_usage_error_naming_the_closest():
+    done = kscope(SAMPLES / "add_relu.py", "--once", "--option", "freezng=True")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "kscope: --option freezng: inductor has no such option; did you mean freezing?"
+    ]
+
+
+def test_once_prints_the_json_the_readme_documents():
+    out = subprocess.run(
+        kscope_cmd() + [str(SAMPLES / "add_relu.py"), "--once", "--json", "--sizes", "100,1e3"], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    sweep = json.loads(out.stdout)["sweep"]
+    assert {"points", "crossover_n", "recompiles", "stopped"} <= set(sweep)
+    mode_keys = {"launches", "bytes_read", "bytes_written", "kernel_time_us", "kernel_time_us_range", "call_time_us",
+                 "achieved_gbps"}
+    for p in sweep["points"]:
+        assert mode_keys <= set(p["eager"]) and mode_keys | {"kernels"} <= set(p["compiled"])
+        assert p["compiled"]["bytes_read"] == 2 * F32 * p["n"]
+    assert [p["n"] for p in sweep["points"]] == [100, 1000] and sweep["recompiles"] == 1
+
+
+@pytest.mark.slow
+def test_once_prints_a_table_and_the_plot():
+    out = subprocess.run(
+        kscope_cmd() + [str(SAMPLES / "add_relu.py"), "--once", "--sweep", "--sizes", "100,1e3"], capture_output=True, text=True, timeout=300,
+        env={**__import__("os").environ, "COLUMNS": "100"},
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "20 → 12" in text  # bytes per element, eager → compiled
+    assert "wall time per call, log-log" in text and "achieved GB/s" in text
+    assert "1 recompile" in text

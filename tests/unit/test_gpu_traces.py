@@ -4,7 +4,7 @@ import subprocess
 from collections import Counter
 
 import pytest
-from conftest import GPU_TRACES, kscope_cmd
+from support.paths import GPU_TRACES, kscope_cmd
 
 from kscope.trace.kernels import load_trace, summarize
 

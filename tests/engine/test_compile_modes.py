@@ -1,13 +1,10 @@
-"""torch.compile's modes and inductor options: the command line, the Report, and what a mode
+"""torch.compile's modes and inductor options: the Report, and what a mode
 changes, on real torch (CPU). Sizes are derived by hand from the shapes (fp32: 4 bytes)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from conftest import SAMPLES
+from support.paths import SAMPLES
 
 from kscope.engine.inductor.modes import BadOption, check_options, inductor_patches
 from kscope.engine.run import run
@@ -31,18 +28,6 @@ from kscope.trace.kernels import summarize
 F32 = 4
 X, K, N = 256, 512, 1024  # samples/linear_frozen.py: x 256x512, Linear(512, 1024)
 FROZEN = SAMPLES / "linear_frozen.py"
-
-
-def kscope(*args):
-    return subprocess.run([sys.executable, "-m", "kscope", *args], capture_output=True, text=True, timeout=120)
-
-
-def test_an_unknown_option_is_a_usage_error_naming_the_closest():
-    done = kscope(str(SAMPLES / "add_relu.py"), "--once", "--option", "freezng=True")
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "kscope: --option freezng: inductor has no such option; did you mean freezing?"
-    ]
 
 
 def test_option_values_take_the_options_type():

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import replace
 
-from fixed_session import FixedSession, article_report
+from support.fixed_session import FixedSession, article_report
 
 from kscope.app.app import KscopeApp
 from kscope.app.export import export_report

@@ -9,10 +9,9 @@ in 2 launches. Compiled, one fused kernel reads a and b and writes the output: 1
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-from conftest import SAMPLES, kscope_cmd, write_target
+from support.paths import SAMPLES, write_target
 
 from kscope.engine.sweep import run_sweep
 from kscope.report.codec import report_from_dict, report_to_dict
@@ -138,34 +137,6 @@ def test_stops_before_a_size_that_would_end_past_the_budget():
 
 
 @pytest.mark.slow
-def test_once_prints_the_json_the_readme_documents():
-    out = subprocess.run(
-        kscope_cmd() + [SEED, "--once", "--json", "--sizes", "100,1e3"], capture_output=True, text=True, timeout=300
-    )
-    assert out.returncode == 0, out.stderr
-    sweep = json.loads(out.stdout)["sweep"]
-    assert {"points", "crossover_n", "recompiles", "stopped"} <= set(sweep)
-    mode_keys = {"launches", "bytes_read", "bytes_written", "kernel_time_us", "kernel_time_us_range", "call_time_us",
-                 "achieved_gbps"}
-    for p in sweep["points"]:
-        assert mode_keys <= set(p["eager"]) and mode_keys | {"kernels"} <= set(p["compiled"])
-        assert p["compiled"]["bytes_read"] == 2 * F32 * p["n"]
-    assert [p["n"] for p in sweep["points"]] == [100, 1000] and sweep["recompiles"] == 1
-
-
-@pytest.mark.slow
-def test_once_prints_a_table_and_the_plot():
-    out = subprocess.run(
-        kscope_cmd() + [SEED, "--once", "--sweep", "--sizes", "100,1e3"], capture_output=True, text=True, timeout=300,
-        env={**__import__("os").environ, "COLUMNS": "100"},
-    )
-    assert out.returncode == 0, out.stderr
-    text = out.stdout
-    assert "20 → 12" in text  # bytes per element, eager → compiled
-    assert "wall time per call, log-log" in text and "achieved GB/s" in text
-    assert "1 recompile" in text
-
-
 def test_a_training_step_sweeps_with_the_same_bytes_an_element_at_every_size():
     # --backward: the step (its leaves and gradient seeds) is made again at every size
     report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu", backward=True), SweepOptions(sizes=(1000, 10_000, 100_000))))

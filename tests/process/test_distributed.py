@@ -24,16 +24,16 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
 from kscope.report.codec import report_from_dict, report_to_dict
-from kscope.report.model import Report
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 MB4 = 4_000_000
 DDP_PARAM_BYTES = (128 * 256 + 256 + 256 * 64 + 64) * 4
 
@@ -201,49 +201,3 @@ def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     assert run.data["ranks"][0]["wall_s"] is None  # rank 0 sent no report: its time is unknown, not 0
     assert run.seconds < 8 + 60  # the timeout, plus the ranks' start-up
     assert not left_behind(run.marker)
-
-
-def ranks_report() -> Report:
-    """The article's report run as 2 ranks, rank 1 all-reducing a different size in compiled code."""
-    from dataclasses import replace
-
-    from fixed_session import article_report
-
-    from kscope.report.model import Collective, RankResult
-
-    base = article_report()
-    ar = Collective("c10d::allreduce_", 1, MB4, 900.0, None, after="aten::add", before="aten::relu")
-    fn = Collective("_c10d_functional::all_reduce_", 1, MB4, 800.0, 850.0, after="cpp_fused_add_0",
-                    before="cpp_fused_relu_1")
-    eager, compiled = replace(base.eager, collectives=(ar,)), replace(base.compiled, collectives=(fn,))
-    ranks = (RankResult(0, eager, compiled, stage="done"),
-             RankResult(1, eager, replace(compiled, collectives=(replace(fn, bytes=MB4 // 2),)), stage="done"))
-    return replace(base, eager=eager, compiled=compiled, ranks=ranks)
-
-
-def test_ranks_pane_shows_the_ranks_and_marks_the_one_that_differs():
-    import io
-
-    from rich.console import Console
-    from test_app import fixed_app
-    from textual.widgets import TabbedContent
-
-    async def check():
-        app = fixed_app(ranks_report())
-        async with app.run_test(size=(120, 40)) as pilot:
-            app.query_one(TabbedContent).active = "ranks"
-            await pilot.pause()
-            body = app.query_one("#ranks-body")
-            console = Console(width=110, record=True, file=io.StringIO())
-            console.print(body.renderable if hasattr(body, "renderable") else body.content)
-            return console.export_text()
-
-    import asyncio
-
-    text = asyncio.run(check())
-    assert "rank 1 differs from rank 0: compiled: other collectives" in text
-    lines = text.splitlines()
-    row0 = next(x for x in lines if x.lstrip("│ ").startswith("0 "))
-    row1 = next(x for x in lines if x.lstrip("│ ").startswith("1 "))
-    assert "4.0 MB → 4.0 MB" in row0 and "4.0 MB → 2.0 MB" in row1
-    assert "c10d::allreduce_" in text and "_c10d_functional::all_reduce_" in text

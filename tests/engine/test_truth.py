@@ -9,7 +9,7 @@ kscope's output.
 from __future__ import annotations
 
 import pytest
-from conftest import line_of, write_target
+from support.paths import line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.request import RunRequest

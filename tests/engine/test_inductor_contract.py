@@ -14,7 +14,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import write_target
+from support.paths import write_target
 
 from kscope.engine import run as engine_run
 from kscope.engine.inductor.capture import (

@@ -8,7 +8,7 @@ rows must add up to the mode's total.
 
 from __future__ import annotations
 
-from conftest import write_target
+from support.paths import write_target
 
 from kscope.engine.run import run
 from kscope.report.request import RunRequest

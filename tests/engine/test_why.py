@@ -2,7 +2,7 @@
 Expected lines are read from the file the test writes, never typed in."""
 
 import pytest
-from conftest import line_of, write_target
+from support.paths import line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.codec import report_to_dict

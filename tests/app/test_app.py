@@ -5,23 +5,19 @@ import shutil
 import time
 
 import pytest
-from conftest import SAMPLES
-from fixed_session import (
-    FixedSession,
+from support.fixed_session import (
     article_report,
     backward_report,
     graph_break_report,
 )
+from support.paths import SAMPLES
+from support.pilot import compiled_names, fixed_app, wait_for
 
 from kscope.app.app import KscopeApp
 from kscope.app.widgets.code import CodePane
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.source import SourcePane
 from kscope.report.request import RunRequest
-
-
-def fixed_app(report, file="/work/add_relu.py", **switches):
-    return KscopeApp(RunRequest(file, None, "cpu", timeout=60.0, calls=5, **switches), session_factory=FixedSession(report), watch=False)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -68,24 +64,10 @@ def test_the_app_says_when_the_eager_half_is_on_screen():
     async def scenario():
         app = fixed_app(article_report())
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait_for(pilot, lambda: app.session.shown_runs == [1], timeout=10)
+            await wait_for(pilot, lambda: app.session.shown_runs == [1], timeout=10)
             assert app.query_one("#verdict").render().plain.startswith("2.7× faster")
 
     asyncio.run(scenario())
-
-
-async def _wait_for(pilot, condition, timeout=90.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        await pilot.pause(0.1)
-    raise AssertionError("condition not met in time")
-
-
-def _compiled_names(app):
-    table = app.query_one("#compiled-kernels", KernelTable)
-    return [k.name for k in table.mode.kernels] if table.mode else []
 
 
 @pytest.mark.slow
@@ -96,17 +78,17 @@ def test_save_changes_the_kernels_on_screen(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait_for(pilot, lambda: "cpp_fused_add_relu_0" in _compiled_names(app))
+            await wait_for(pilot, lambda: "cpp_fused_add_relu_0" in compiled_names(app))
             assert app.query_one("#eager-kernels", KernelTable).mode.launches == 2
             target.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
-            await _wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in _compiled_names(app))
+            await wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in compiled_names(app))
             assert app.query_one("#eager-kernels", KernelTable).mode.launches == 3
             assert not app.stale
             # the why panes follow the selected compiled kernel: its line lit, its code shown
             app.query_one("#compiled-kernels DataTable").focus()
             await pilot.pause(0.2)
             source_line = target.read_text().splitlines().index("    return (a + b).relu() * 2") + 1
-            await _wait_for(pilot, lambda: app.query_one(SourcePane).lit == (source_line,), timeout=10)
+            await wait_for(pilot, lambda: app.query_one(SourcePane).lit == (source_line,), timeout=10)
             shown = app.query_one(CodePane).kernel
             assert shown.name == "cpp_fused_add_mul_relu_0" and "out_ptr0" in shown.code
             pids = app.session.worker_pids()
@@ -139,18 +121,18 @@ def test_g_runs_forward_and_backward_and_back(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait_for(pilot, lambda: phases() == {"forward"})
+            await wait_for(pilot, lambda: phases() == {"forward"})
             assert "fwd+bwd" not in status()
             await pilot.press("g")
             assert "fwd+bwd" in status(), "the status line says which, at once"
-            await _wait_for(pilot, lambda: phases() == {"forward", "backward"})
+            await wait_for(pilot, lambda: phases() == {"forward", "backward"})
             assert app.shown.backward is not None and app.shown.backward.grads_of == ("a", "b")
             assert app.query_one("#summary").render().plain.startswith("fwd 2 → 1 · bwd")
             table = app.query_one("#eager-kernels DataTable")
             tags = {str(table.get_row_at(i)[0]).split()[0] for i in range(table.row_count)}
             assert tags == {"fwd", "bwd"}
             await pilot.press("g")
-            await _wait_for(pilot, lambda: phases() == {"forward"})
+            await wait_for(pilot, lambda: phases() == {"forward"})
             assert "fwd+bwd" not in status() and app.shown.backward is None
         app.shutdown()
 
@@ -170,11 +152,11 @@ def test_m_steps_the_compile_mode_and_reads_as_an_a_b(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait_for(pilot, lambda: done_in("default"))
+            await wait_for(pilot, lambda: done_in("default"))
             assert "reduce-overhead" not in app.query_one("#status").render().plain
             await pilot.press("m")
             assert "reduce-overhead" in app.query_one("#status").render().plain, "the status line says which, at once"
-            await _wait_for(pilot, lambda: done_in("reduce-overhead"))
+            await wait_for(pilot, lambda: done_in("reduce-overhead"))
             await pilot.pause(0.2)
             assert str(app.query_one("#launch-change").render()).startswith("Δ default→reduce-overhead: launches 1→1")
             assert "no CUDA graphs on the CPU" in str(app.query_one("#graphs").render())

@@ -7,7 +7,7 @@ distinct input storage once and writes its outputs); compiled, by inductor's cou
 
 from __future__ import annotations
 
-from conftest import line_of, write_target
+from support.paths import line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.codec import report_to_dict
@@ -163,7 +163,7 @@ def test_layer_norm_backward(tmp_path):
 
 
 def test_two_layer_mlp_with_gelu_sample(tmp_path):
-    from conftest import SAMPLES
+    from support.paths import SAMPLES
 
     report = run(RunRequest(str(SAMPLES / "train_mlp.py"), None, "cpu", calls=2, backward=True))
     assert not report.errors, report.errors

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import line_of, write_target
+from support.paths import line_of, write_target
 
 from kscope.engine.run import run
 from kscope.engine.target import TargetError, load_module, make_inputs, resolve

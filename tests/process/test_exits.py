@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from marked_processes import Marked, state
+from support.marked_processes import Marked, state
 
 pytestmark = [
     pytest.mark.slow,

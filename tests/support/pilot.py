@@ -1,0 +1,30 @@
+"""Driving the app as a person would, through Textual's Pilot: an app on a fixed Report, waiting
+for what the screen shows, and the compiled kernels on it."""
+
+from __future__ import annotations
+
+import time
+
+from kscope.app.app import KscopeApp
+from kscope.app.widgets.kernels import KernelTable
+from kscope.report.request import RunRequest
+from support.fixed_session import FixedSession
+
+
+def fixed_app(report, file="/work/add_relu.py", **switches):
+    """The app on a session that replays `report` (no worker, no watcher)."""
+    return KscopeApp(RunRequest(file, None, "cpu", timeout=60.0, calls=5, **switches), session_factory=FixedSession(report), watch=False)
+
+
+async def wait_for(pilot, condition, timeout=90.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        await pilot.pause(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def compiled_names(app):
+    table = app.query_one("#compiled-kernels", KernelTable)
+    return [k.name for k in table.mode.kernels] if table.mode else []
