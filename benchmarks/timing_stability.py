@@ -1,5 +1,5 @@
 """Does the verdict agree with itself? Each sample run N times in one warm worker (as the live app
-runs it), the verdict and the ratios printed per sample, as a Markdown table for the README.
+runs it), the verdict and the ratios printed per sample, as a Markdown table for docs/speed.md.
 
     python benchmarks/timing_stability.py [--runs 10] [--device cpu] [--samples add_relu,chain] [--null]
 

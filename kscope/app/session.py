@@ -38,7 +38,7 @@ STORM_SETTLE_S = 0.3
 """...so wait until they have stopped for this long before starting the next run."""
 IDLE_CHECK_S = 0.5
 """Between runs, how often the session looks whether its worker is still alive: a worker killed
-from outside while idle is replaced and said within 1 s (README), with room for a busy machine."""
+from outside while idle is replaced and said within 1 s (docs/reliability.md), with room for a busy machine."""
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str

@@ -5,7 +5,7 @@ and compiled, graphs and breaks, which ops one generated kernel fuses, a library
 expected number is derived here from the sample's code and the shapes of its inputs (made by its
 own `inputs()`), never copied from kscope's output. A sample without a check here fails.
 
-Not asserted: compiled bytes (their accounting is pinned by tests/test_truth.py, the article's
+Not asserted: compiled bytes (their accounting is pinned by tests/engine/test_truth.py, the article's
 case included); eager rows by name (a composite op may be shown as `aten::linear › mm`): counts,
 kinds and the names of generated kernels are what the samples claim.
 """
@@ -194,7 +194,7 @@ def check_train_step(r, path, inputs):
 
 def check_softmax_wide(r, path, inputs):
     """One softmax over rows of n: one kernel either way, of one of the kinds the docstring names.
-    How the kind changes with n is a sweep's claim: tests/test_sweep.py checks it."""
+    How the kind changes with n is a sweep's claim: tests/engine/test_sweep.py checks it."""
     from kscope.engine.inductor.variants import variant
 
     assert (r.eager.launches, r.compiled.launches) == (1, 1)

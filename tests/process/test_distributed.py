@@ -172,7 +172,7 @@ def test_ddp_backward_all_reduces_the_gradients_in_one_bucket(ddp):
             (c,) = r[mode]["collectives"]
             assert (c["name"], c["count"], c["bytes"], c["phase"]) == ("c10d::allreduce_", 1, DDP_PARAM_BYTES,
                                                                         "backward")
-    # torch 2.13 traces nothing of a DDP-wrapped module (README): kscope says so rather than invent a graph
+    # torch 2.13 traces nothing of a DDP-wrapped module (docs/distributed.md): kscope says so rather than invent a graph
     assert ddp.data["compiled"]["graphs"] == 0
     assert any("dynamo compiled no graph" in n for n in ddp.data["notes"])
 

@@ -59,7 +59,7 @@ def test_hangs_crashes_and_kills_restart_the_worker_and_the_next_save_works(tmp_
         assert live.app.session.restarts == restarts
 
         # Killed from outside while idle: noticed, replaced and said in the output pane within
-        # IDLE_NOTICE_S of the kill (the README's bound), and the next save works.
+        # IDLE_NOTICE_S of the kill (the bound docs/reliability.md gives), and the next save works.
         noticed, said = await kill_idle_worker(live)
         assert said <= IDLE_NOTICE_S, f"the idle worker's death was said {said:.2f} s after the kill (noticed at {noticed:.2f} s)"
         live.assert_recovered("killed while idle", await live.save(GOOD, what="the save after the kill"))
@@ -68,7 +68,7 @@ def test_hangs_crashes_and_kills_restart_the_worker_and_the_next_save_works(tmp_
 
 
 IDLE_NOTICE_S = 1.0
-"""README: a worker killed from outside while idle is noticed within 1 s. The session looks every
+"""docs/reliability.md: a worker killed from outside while idle is noticed within 1 s. The session looks every
 IDLE_CHECK_S (0.5 s); measured 0.2-0.6 s from the kill to the line in the output pane."""
 
 

@@ -112,7 +112,7 @@ def graph_break_report(file: str = "/work/branchy.py") -> Report:
 
 
 def backward_report(file: str = "/work/add_relu.py") -> Report:
-    """The article's example with --backward, figures as tests/test_backward.py derives them
+    """The article's example with --backward, figures as tests/engine/test_backward.py derives them
     (1M elements: the mask relu's backward reads is 1 byte each), times hand-made."""
     from dataclasses import replace
 
