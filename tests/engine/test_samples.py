@@ -19,6 +19,7 @@ import pytest
 from support.paths import SAMPLES, line_of
 
 from kscope.engine.run import run
+from kscope.report.compile import CompileOptions
 from kscope.report.request import RunRequest
 from kscope.worker.ranks import run_ranks
 
@@ -247,7 +248,7 @@ SWITCHES = {
     "allreduce.py": {"nproc": 1, "timeout": 120.0},  # a process group of one rank (test_distributed: two)
     "ddp_mlp.py": {"nproc": 1, "timeout": 120.0, "backward": True},
     "train_mlp.py": {"backward": True},
-    "linear_frozen.py": {"no_grad": True, "compile": {"options": {"freezing": True}}},
+    "linear_frozen.py": {"no_grad": True, "compile": CompileOptions(options={"freezing": True})},
 }
 """Samples meant to be run with a switch (their docstring says which)."""
 
