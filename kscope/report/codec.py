@@ -65,6 +65,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "compile_options": None if r.compile_options is None else compile_options_to_dict(r.compile_options),
         "traces": None if r.traces is None else dict(r.traces),
         "ranks": ranks_to_list(r.ranks),
+        "files": list(r.files),
     }
 
 
@@ -92,6 +93,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         compile_options=None if d.get("compile_options") is None else compile_options_from_dict(d["compile_options"]),
         traces=None if d.get("traces") is None else dict(d["traces"]),
         ranks=ranks_from_list(d.get("ranks")),
+        files=tuple(d.get("files", ())),
         schema=d.get("schema", SCHEMA),
     )
 

@@ -12,7 +12,7 @@ from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.measures import Traffic, add_known, gbps
 from kscope.report.sweep import Sweep
 
-SCHEMA = 8
+SCHEMA = 9
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -26,7 +26,8 @@ inductor options); the compiled mode lists max-autotune's choices (`autotune`) a
 graphs did (`cuda_graphs`).
 7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path).
 8: each mode lists its collectives (Collective); a run of N ranks (--nproc) has `ranks`
-(RankResult each) and an error says its `rank`."""
+(RankResult each) and an error says its `rank`.
+9: the Report lists the user's files the run imported (`files`), the target's first."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -331,6 +332,9 @@ class Report:
     """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
     ranks: tuple[RankResult, ...] | None = None
     """--nproc: each rank's result (the fields above are rank 0's); None otherwise."""
+    files: tuple[str, ...] = ()
+    """The user's own files the run imported or tried to (engine.project), absolute, the target's
+    first: what the app watches. Empty in a Report from before schema 9."""
     schema: int = SCHEMA
 
     @property

@@ -81,7 +81,7 @@ def full_report():
         speedup=r.speedup or Speedup(2.5, "faster", 1.3, (2.0, 6.6), 0.07),
         backward=Backward("a gradient of ones", ("a", "b")), compile_options=CompileOptions(),
         traces={"eager": "/t/e.json.gz", "compiled": "/t/c.json.gz"},
-        ranks=(RankResult(0, eager, compiled, (), (), 9.8, "done"),),
+        ranks=(RankResult(0, eager, compiled, (), (), 9.8, "done"),), files=(r.file, "/work/model.py"),
     )
 
 
