@@ -38,7 +38,7 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
-from kscope.report.model import Report
+from kscope.report.model import Place, Report
 from kscope.report.request import RunRequest, SweepOptions
 
 NARROW_BELOW = 110
@@ -229,8 +229,10 @@ class KscopeApp(TalkKeys, App):
 
     @on(BreaksPane.LineChosen)
     def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
+        r = self.shown or self.good
+        file = os.path.relpath(message.file, r.root) if r and r.root and message.file else (r.home if r else "")
         for source in self.query(SourcePane):
-            source.show(None, lit=(message.line,))
+            source.show(None, lit=(Place(file, message.line),))
         self.action_tab("source")
 
     def action_help(self) -> None:
@@ -254,7 +256,7 @@ class KscopeApp(TalkKeys, App):
 
     @on(FileMissing)
     def _missing(self, message: FileMissing) -> None:
-        self.state = f"{os.path.basename(message.path)} missing — waiting for it to come back"
+        self.state = f"{os.path.basename(message.path)}: file missing — waiting for it to come back"
         self._refresh_status()
 
     def _watch_files_of(self, report: Report | None) -> None:
@@ -339,13 +341,15 @@ class KscopeApp(TalkKeys, App):
         self.query_one(LaunchCounts).show(report, before, compiling, saved=os.path.basename(other))
         self.query_one(TrafficBars).show(report)
         peak = report.peak_gbps
-        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak)
+        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak,
+                                                            home=report.home)
         self.query_one("#compiled-kernels", KernelTable).show(
-            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak
+            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak,
+            home=report.home,
         )
         self.query_one(FusedKernels).show(report)
         self.query_one(SourcePane).show(report)
-        self.query_one(BreaksPane).show(report.compiled)
+        self.query_one(BreaksPane).show(report.compiled, report.file)
         self.query_one(RoundTripsPane).show(report)
         self.query_one(RanksPane).show(report)
         self.query_one(PresentView).show(report, before)

@@ -58,6 +58,11 @@ class FileWatcher(FileSystemEventHandler):
                 timer.cancel()
         self._observer.stop()
 
+    def pending(self) -> bool:
+        """A save seen and not yet delivered (its debounce timer runs)."""
+        with self._lock:
+            return any(t.is_alive() for t in self._timers.values())
+
     def _schedule_folders(self) -> None:
         for folder in {os.path.dirname(p) for p in self.paths} - self._folders:
             if os.path.isdir(folder):

@@ -25,6 +25,8 @@ import site
 import sys
 import sysconfig
 
+from kscope.report.place import Place
+
 _KSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 """kscope's own package folder (engine/project.py is two folders below it)."""
 _attempted: dict[str, None] = {}  # realpath -> None, in the order the run first loaded them
@@ -163,11 +165,13 @@ def package_of(path: str) -> tuple[str, str | None]:
 
 
 _on_path: list[str] = []
+_root = [""]  # this run's project root: the folder put on sys.path
 
 
 def put_on_path(folder: str) -> None:
     """`folder` first on sys.path, as `python FILE.py` puts the file's folder (the one an earlier
-    run put there is taken off)."""
+    run put there is taken off). It is the project's root: places name its files relative to it."""
+    _root[0] = os.path.realpath(folder)
     while _on_path:
         old = _on_path.pop()
         if old in sys.path:
@@ -175,3 +179,87 @@ def put_on_path(folder: str) -> None:
     if folder not in sys.path:
         sys.path.insert(0, folder)
         _on_path.append(folder)
+
+
+def root() -> str:
+    return _root[0]
+
+
+@functools.cache
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(os.path.realpath(torch.__file__))
+
+
+@functools.cache
+def _site_roots() -> tuple[str, ...]:
+    """Where installed libraries live (site-packages), longest first: not the stdlib."""
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("purelib", "platlib") if k in paths}
+    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    return tuple(sorted({os.path.realpath(r) for r in roots if r}, key=len, reverse=True))
+
+
+@functools.lru_cache(maxsize=8192)
+def frame_kind(path: str) -> str | None:
+    """"user" for a file of the user's own, "library" for an installed library's (transformers),
+    None for the stdlib, torch itself, kscope and generated code: how an op is issued, not where a
+    model is written."""
+    if is_user_file(path):
+        return "user"
+    real = os.path.realpath(path)
+    if real.endswith(".py") and any(_inside(real, r) for r in _site_roots()) and not _inside(real, _torch_dir()):
+        return "library"
+    return None
+
+
+_shown: dict[str, str] = {}  # a place's file -> its real path
+
+
+def display(path: str) -> str:
+    """A file as places name it: a project file relative to the root (a file of the user's outside
+    it, relative to the sys.path entry it is imported from); a library's file inside its library."""
+    real = os.path.realpath(path)
+    if frame_kind(path) == "library":
+        base = next(r for r in _site_roots() if _inside(real, r))
+    elif _inside(real, root()):
+        base = root()
+    else:
+        entries = [os.path.realpath(e) for e in sys.path if e and _inside(real, os.path.realpath(e))]
+        base = max(entries, key=len, default=os.path.dirname(real))
+    shown = os.path.relpath(real, base)
+    _shown[shown] = real
+    return shown
+
+
+def place_of(frames) -> Place | None:
+    """The place of an op issued with these (file, line) frames, innermost first: the innermost
+    frame of the user's, via the innermost library frame inside it; else that library frame. The
+    walk ends at kscope's own frame, the one that called the user's code: what called kscope (the
+    worker, a test runner) issued nothing."""
+    library = None
+    for file, line in frames:
+        if _inside(os.path.realpath(file), _KSCOPE_DIR):
+            break
+        kind = frame_kind(file)
+        if kind == "user":
+            return Place(display(file), line, via=library)
+        if kind == "library" and library is None:
+            library = Place(display(file), line)
+    return None if library is None else Place(library.file, library.line, library=True)
+
+
+def sources(places) -> dict[str, str]:
+    """The text of each file the places name (and their `via`), as it ran."""
+    out = {}
+    for p in places:
+        for q in (p, p.via):
+            if q is None or q.file in out or q.file not in _shown:
+                continue
+            real = _shown[q.file]
+            text = source_of(real)
+            if text is None:
+                text = "".join(linecache.getlines(real))
+            out[q.file] = text
+    return out

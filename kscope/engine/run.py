@@ -107,7 +107,7 @@ def run(
     if isinstance(target.step, BackwardStep):
         report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
     if on_eager is not None:
-        on_eager(replace(report, wall_s=time.perf_counter() - start, files=project.files()))
+        on_eager(with_files(replace(report, wall_s=time.perf_counter() - start)))
 
     def time_it(compiled_call, compiled_call_s: float):
         # Both halves ran: time them against each other, in turn.
@@ -150,9 +150,21 @@ def target_error(e: TargetError, path: str) -> RunError:
 
 
 def finished(report: Report, start: float, error: RunError | None = None) -> Report:
-    """The report with its error, its time, and the user's files the run imported (or tried to)."""
+    """The report with its error, its time, the user's files the run imported (or tried to), and
+    the text of every file that holds a place."""
     errors = report.errors + ((error,) if error else ())
-    return replace(report, errors=errors, wall_s=time.perf_counter() - start, files=project.files() or (report.file,))
+    return with_files(replace(report, errors=errors, wall_s=time.perf_counter() - start))
+
+
+def with_files(report: Report) -> Report:
+    """Report.files, root and sources as this run left them (engine.project)."""
+    places = [p for m in (report.eager, report.compiled) if m is not None
+              for rows in (m.kernels, m.round_trips or ()) for row in rows for p in row.lines]
+    sources = project.sources(places)
+    home = project.display(report.file)
+    if report.source:
+        sources.setdefault(home, report.source)
+    return replace(report, files=project.files() or (report.file,), root=project.root(), sources=sources)
 
 
 def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:

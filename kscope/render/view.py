@@ -87,10 +87,19 @@ def saving(report: Report) -> str:
     return text
 
 
-def kernel_detail(k: Kernel, peak: float | None = None) -> str:
+def places_text(places, home: str = "", sep: str = ", ") -> str:
+    """"7, 9" in the target's file (`home`), "model.py:14,22" in another, "bench.py:13 via
+    transformers/…/modeling_gpt2.py:240": lines grouped by file, in order."""
+    groups: dict[str, list[str]] = {}
+    for p in places:
+        groups.setdefault(p.file, []).append(str(p.line) + (f" via {p.via.file}:{p.via.line}" if p.via else ""))
+    return sep.join(sep.join(lines) if file == home else f"{file}:" + ",".join(lines) for file, lines in groups.items())
+
+
+def kernel_detail(k: Kernel, peak: float | None = None, home: str = "") -> str:
     """Four short lines for a selected kernel: full name, ops (or what it does), lines and
-    bandwidth, figures."""
-    where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "no line")
+    bandwidth, figures. home: the target's file (its lines need no file name)."""
+    where = "lines: " + (places_text(k.lines, home) if k.lines else "no line")
     bandwidth = of_peak(k.achieved_gbps, peak)
     saved = f" · {fmt_bytes(k.bytes_saved)} for bwd" if k.bytes_saved else ""
     return "\n".join(
@@ -104,11 +113,18 @@ def kernel_detail(k: Kernel, peak: float | None = None) -> str:
     )
 
 
-def kernels_of_line(report: Report, line: int) -> tuple[list[str], list[str]]:
-    """Which kernels a line of the source ended up in, eager and compiled (one eager op may be
-    split across, or merged into, several compiled kernels)."""
+def kernels_of_line(report: Report, line: int, file: str | None = None) -> tuple[list[str], list[str]]:
+    """Which kernels a line of a file (the target's by default) ended up in, eager and compiled
+    (one eager op may be split across, or merged into, several compiled kernels). A line a library
+    issued the op from counts too (`via`)."""
+    file = report.home if file is None else file
+
+    def here(k: Kernel) -> bool:
+        return any((p.file, p.line) == (file, line) or (p.via and (p.via.file, p.via.line) == (file, line))
+                   for p in k.lines)
+
     def names(mode: ModeResult | None) -> list[str]:
-        return [k.name for k in mode.kernels if line in k.lines] if mode else []
+        return [k.name for k in mode.kernels if here(k)] if mode else []
 
     return names(report.eager), names(report.compiled)
 

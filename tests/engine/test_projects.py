@@ -17,9 +17,11 @@ import sys
 import textwrap
 
 import pytest
-from support.paths import SAMPLES, line_of
+from support.paths import SAMPLES, at, line_of
 
+from kscope.engine import project as project_module
 from kscope.engine.run import run
+from kscope.report.place import Place
 from kscope.report.request import RunRequest
 
 N = 1_000_000
@@ -141,3 +143,41 @@ def test_the_bundled_project_sample_runs_from_any_folder(tmp_path, monkeypatch):
     report = run(RunRequest(str(tmp_path / "project" / "bench.py"), None, "cpu", calls=2))
     assert not report.errors, report.errors
     assert [os.path.basename(f) for f in report.files] == ["bench.py", "model.py"]
+
+
+def test_each_kernel_is_placed_at_the_ops_line_in_the_imported_file(project):
+    r = once(project)
+    op = at(project / "model.py", "return (a + b).relu()")
+    assert {k.name: k.lines for k in r.eager.kernels} == {"aten::add": (op,), "aten::relu": (op,)}
+    (kernel,) = r.compiled.kernels
+    assert kernel.lines == (op,) and op.file == "model.py"
+    assert r.root == str(project) and r.sources["model.py"] == (project / "model.py").read_text()
+    assert r.home == "bench.py" and "bench.py" in r.sources
+
+
+def test_an_op_a_library_issued_is_placed_at_the_call_via_the_librarys_line(tmp_path, monkeypatch):
+    """A library's module (here one kscope is told is installed: a folder of site-packages) issues
+    the ops; the user's line is the call, and the library's line comes with it."""
+    site_dir = tmp_path / "site"
+    (site_dir / "fakelib").mkdir(parents=True)
+    (site_dir / "fakelib" / "__init__.py").write_text("")
+    (site_dir / "fakelib" / "blocks.py").write_text(model("return (a + b).relu()"))
+    monkeypatch.syspath_prepend(str(site_dir))
+    real_site, real_library = project_module._site_roots(), project_module.library_roots()
+    monkeypatch.setattr(project_module, "_site_roots", lambda: (str(site_dir), *real_site))
+    monkeypatch.setattr(project_module, "library_roots", lambda: (str(site_dir), *real_library))
+    project_module.frame_kind.cache_clear()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "bench.py").write_text(BENCH.replace("from model import block", "from fakelib.blocks import block"))
+    try:
+        r = once(work)
+    finally:
+        project_module.frame_kind.cache_clear()
+    assert not r.errors, r.errors
+    call = at(work / "bench.py", "return block(a, b)")
+    via = Place("fakelib/blocks.py", line_of(site_dir / "fakelib" / "blocks.py", "return (a + b).relu()"))
+    (kernel,) = r.compiled.kernels
+    assert kernel.lines == (Place(call.file, call.line, via=via),)
+    assert {k.lines for k in r.eager.kernels} == {(Place(call.file, call.line, via=via),)}
+    assert "fakelib/blocks.py" in r.sources and str(site_dir / "fakelib" / "blocks.py") not in r.files

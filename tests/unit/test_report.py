@@ -1,10 +1,10 @@
 from kscope.render.text import fmt_bytes, summary_line
 from kscope.report.codec import report_from_dict, report_to_dict
-from kscope.report.model import GraphBreak, Kernel, ModeResult, Report, RunError
+from kscope.report.model import GraphBreak, Kernel, ModeResult, Place, Report, RunError
 
 
 def _report():
-    k = Kernel("cpp_fused_add_relu_0", 1, 12.5, 8_000_000, 4_000_000, True, ("aten.add",), (7,), "code")
+    k = Kernel("cpp_fused_add_relu_0", 1, 12.5, 8_000_000, 4_000_000, True, ("aten.add",), (Place("f.py", 7),), "code")
     eager = ModeResult(2, 12_000_000, 8_000_000, 40.0, (Kernel("aten::add", 1, 20.0, 8_000_000, 4_000_000),))
     compiled = ModeResult(1, 8_000_000, 4_000_000, 12.5, (k,), compile_s=1.5, graphs=1,
                           graph_breaks=(GraphBreak("data-dependent branch", 5, "f.py"),))
