@@ -88,12 +88,23 @@ def saving(report: Report) -> str:
 
 
 def places_text(places, home: str = "", sep: str = ", ") -> str:
-    """"7, 9" in the target's file (`home`), "model.py:14,22" in another, "bench.py:13 via
-    transformers/…/modeling_gpt2.py:240": lines grouped by file, in order."""
-    groups: dict[str, list[str]] = {}
+    """"7, 9" in the target's file (`home`), "model.py:14,22" in another, "13 via
+    transformers/models/gpt2/modeling_gpt2.py:569,576": lines grouped by file, a library's lines
+    grouped under the user's line they came through, in order."""
+    groups: dict[tuple, list[int]] = {}  # (file, line or None, via file) -> lines
     for p in places:
-        groups.setdefault(p.file, []).append(str(p.line) + (f" via {p.via.file}:{p.via.line}" if p.via else ""))
-    return sep.join(sep.join(lines) if file == home else f"{file}:" + ",".join(lines) for file, lines in groups.items())
+        if p.via is None:
+            groups.setdefault((p.file, None, None), []).append(p.line)
+        else:
+            groups.setdefault((p.file, p.line, p.via.file), []).append(p.via.line)
+    parts = []
+    for (file, line, via), lines in groups.items():
+        shown = ",".join(map(str, lines))
+        if via is None:
+            parts.append((sep.join(map(str, lines))) if file == home else f"{file}:{shown}")
+        else:
+            parts.append(f"{line if file == home else f'{file}:{line}'} via {via}:{shown}")
+    return sep.join(parts)
 
 
 def kernel_detail(k: Kernel, peak: float | None = None, home: str = "") -> str:

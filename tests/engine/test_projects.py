@@ -181,3 +181,13 @@ def test_an_op_a_library_issued_is_placed_at_the_call_via_the_librarys_line(tmp_
     assert kernel.lines == (Place(call.file, call.line, via=via),)
     assert {k.lines for k in r.eager.kernels} == {(Place(call.file, call.line, via=via),)}
     assert "fakelib/blocks.py" in r.sources and str(site_dir / "fakelib" / "blocks.py") not in r.files
+
+
+def test_a_cache_hit_after_lines_moved_in_the_imported_file_has_the_new_line(project):
+    """The same graph, its op two lines lower in model.py: inductor's cache would serve the old
+    lines; kscope's source key covers every file the graph's stack traces name."""
+    before = once(project).compiled.kernels[0].lines
+    path = project / "model.py"
+    path.write_text("# two lines\n# that move the op down\n" + path.read_text())
+    (kernel,) = once(project).compiled.kernels
+    assert kernel.lines == (at(path, "return (a + b).relu()"),) and kernel.lines != before

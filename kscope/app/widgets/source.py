@@ -56,8 +56,8 @@ class SourcePane(Vertical):
             return
         if lit is not None:
             self.places = lit
-            mine = [p for p in lit if not p.library] or list(lit)
-            self.file = mine[0].file if mine else self.file
+            # the innermost line: a library's, where a library issued the ops (the model's code)
+            self.file = (lit[0].via or lit[0]).file if lit else self.file
         if self.file not in self.files:
             self.file = self.report.home
         self._draw()
