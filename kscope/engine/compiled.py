@@ -114,7 +114,6 @@ def run_compiled(
             output_code=g.code,
             post_grad_graph=g.post_grad_graph,
             kernel_bytes=rows,
-            user_file=user_file,
             input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
         )
         for g, rows in zip(graphs, bytes_of)

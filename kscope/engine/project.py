@@ -31,6 +31,7 @@ _KSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 """kscope's own package folder (engine/project.py is two folders below it)."""
 _attempted: dict[str, None] = {}  # realpath -> None, in the order the run first loaded them
 _sources: dict[str, str] = {}  # realpath -> the text that ran
+_loaded: set[str] = set()  # the names of the modules of the user's this run imported
 
 
 @functools.cache
@@ -76,11 +77,14 @@ def _file_of(module) -> str | None:
 
 
 def forget_user_modules() -> list[str]:
-    """Take the user's modules out of sys.modules (the next import of each reads its file again);
-    their names."""
-    gone = [name for name, m in list(sys.modules.items()) if is_user_file(_file_of(m))]
+    """Take out of sys.modules the user's modules the last run imported (the next import of each
+    reads its file again); their names. Only those: the modules of whoever runs kscope in its own
+    process (a test runner, a notebook) are not the run's and stay."""
+    gone = [name for name, m in list(sys.modules.items())
+            if name in _loaded or name.startswith("__kscope_target_") and is_user_file(_file_of(m))]
     for name in gone:
         del sys.modules[name]
+    _loaded.clear()
     _attempted.clear()
     _sources.clear()
     importlib.invalidate_caches()  # a file made since (a recreated model.py) is found
@@ -88,19 +92,18 @@ def forget_user_modules() -> list[str]:
 
 
 def files() -> tuple[str, ...]:
-    """Every file of the user's the run imported or tried to, first loaded first, and any user
-    module still imported (one loaded some other way)."""
-    found = dict(_attempted)
-    for m in list(sys.modules.values()):
-        f = _file_of(m)
-        if is_user_file(f):
-            found.setdefault(os.path.realpath(f), None)
-    return tuple(found)
+    """Every file of the user's the run imported or tried to, first loaded first."""
+    return tuple(_attempted)
 
 
 def source_of(path: str) -> str | None:
     """The text of a user's file as this run imported it; None when it did not."""
     return _sources.get(os.path.realpath(path))
+
+
+def loaded(name: str) -> None:
+    """A module of the user's this run made itself (the target's): forgotten before the next run."""
+    _loaded.add(name)
 
 
 def remember(path: str, source: str) -> None:
@@ -117,6 +120,7 @@ class FreshLoader(importlib.machinery.SourceFileLoader):
     """A user's module compiled from the source on disk now, never from a .pyc."""
 
     def get_code(self, fullname):
+        _loaded.add(fullname)
         raw = self.get_data(self.path)
         source = importlib.util.decode_source(raw)
         remember(self.path, source)

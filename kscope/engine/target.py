@@ -90,6 +90,7 @@ def load_module(path: str) -> types.ModuleType:
         module.__package__ = dotted.rpartition(".")[0]
         module.__spec__ = importlib.util.spec_from_file_location(dotted, path)
     sys.modules[name] = module  # dataclasses, pickle and inspect look modules up here
+    project.loaded(name)
     code = compile(source, path, "exec")  # SyntaxError carries file and line
     exec(code, module.__dict__)
     return module

@@ -51,6 +51,15 @@ def test_a_save_of_the_imported_file_reruns_and_is_named(tmp_path):
             assert "model.py saved" in status()
             change = app.query_one("#launch-change").render().plain
             assert change.startswith("Δ compiled, model.py: launches 1→1")
+            # an imported file deleted is said, nothing runs; it re-runs when it comes back
+            runs = app.latest_run
+            (tmp_path / "model.py").unlink()
+            await wait_for(pilot, lambda: "model.py: file missing" in status())
+            assert app.latest_run == runs
+            (tmp_path / "model.py").write_text(MODEL)
+            await wait_for(pilot, lambda: app.latest_run == runs + 1 and app.run_started is None
+                           and "cpp_fused_add_relu_0" in compiled_names(app))
+            assert not app.stale
             # r runs the code on disk, whether or not a save was seen
             app.watcher.stop()
             (tmp_path / "model.py").write_text(MODEL.replace("(a + b).relu()", "(a - b).relu()"))

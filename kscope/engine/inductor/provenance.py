@@ -129,7 +129,6 @@ def compiled_kernels(
     output_code: str,
     post_grad_graph: str,
     kernel_bytes: dict[str, dict] | None,
-    user_file: str,
     input_names: dict[str, str] | None = None,
 ) -> list[CompiledKernel]:
     """One entry per kernel inductor emitted for a graph. input_names: the graph's placeholders
