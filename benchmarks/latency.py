@@ -4,12 +4,14 @@ Drives the real app headlessly (Pilot, a real LiveSession and worker) on a temp 
 sample and prints figures, no assertions: 1. save -> eager half on screen; 2. save -> all on
 screen after a graph-changing edit (a fresh constant each time: in no cache) vs the article's
 manual workflow as a fresh process; 3. `r` -> final report; 4. event-loop lag while runs are in
-flight; 5. many saves in a row: worker RSS growth, first vs last run times.
+flight; 5. many saves in a row: worker RSS growth, first vs last run times; 6. a project of two
+files: a save of the imported model.py against a save of the target bench.py, in turns, in one
+app (re-importing the user's modules must not re-import torch or any library).
 
 "On screen" = the app's SessionUpdate handler has put that run's report into the panes: the
 script wraps KscopeApp._show/_finish on the instance and timestamps their return.
 
-    python benchmarks/latency.py [--quick]
+    python benchmarks/latency.py [--quick] [--project-only]
 """
 
 from __future__ import annotations
@@ -257,15 +259,70 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     return header, rows
 
 
+PROJECT_BENCH = """\
+import torch
+from model import block
+
+def run(a, b):
+    return block(a, b)
+
+def inputs(device, n=1_000_000):
+    return torch.randn(n, device=device), torch.randn(n, device=device)
+"""
+PROJECT_MODEL = "import torch\n\n\ndef block(a, b):\n    return (a + b).relu()\n"
+
+
+async def imported_vs_target(saves: int) -> list[tuple[str, str, str, str]]:
+    """6. save -> final on screen for a save of model.py (imported) and of bench.py (the target),
+    in turns, each a trailing comment (the same graph), in one app on one worker."""
+    from kscope.app.app import KscopeApp
+    from kscope.report.request import RunRequest
+
+    tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-project-"))
+    os.environ["KSCOPE_CACHE_DIR"] = str(tmp / "store")
+    files = {"bench.py": PROJECT_BENCH, "model.py": PROJECT_MODEL}
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+    app = KscopeApp(RunRequest(str(tmp / "bench.py"), None, "cpu", timeout=60.0, calls=5))
+    probe = Probe(app)
+    times: dict[str, list[float]] = {"bench.py": [], "model.py": []}
+    async with app.run_test(size=(120, 40)):
+        await wait_for(lambda: 1 in probe.final)
+        await settle_workers(app)
+        for i in range(2 * saves + 2):  # the first two (one of each) warm up, not counted
+            name = ("bench.py", "model.py")[i % 2]
+            await asyncio.sleep(READ_S)
+            before = app.latest_run
+            (tmp / name).write_text(files[name] + f"# kscope bench edit {i}\n")
+            t0 = time.monotonic()
+            await wait_for(lambda: app.latest_run > before and app.latest_run in probe.final)
+            if i >= 2:
+                times[name].append(probe.final[app.latest_run] - t0)
+    app.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
+    target, imported = (statistics.median(times[n]) for n in ("bench.py", "model.py"))
+    return [
+        (f"6  save->final, the target bench.py (n={saves})", f"median {target:.3f} s", "-", ""),
+        (f"6  save->final, the imported model.py (n={saves})", f"median {imported:.3f} s", "-", ""),
+        ("6  imported / target", f"{imported / target:.2f}", "<= 1.10", "PASS" if imported <= 1.10 * target else "MISS"),
+    ]
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer saves: about 30 s instead of 1 min")
+    parser.add_argument("--project-only", action="store_true", help="only item 6 (a project of two files)")
     args = parser.parse_args()
     q = args.quick
     args.same, args.fresh, args.reruns = (8, 4, 5) if q else (15, 8, 10)
     args.saves, args.manual_runs = (20, 1) if q else (100, 3)
     started = time.monotonic()
-    header, rows = asyncio.run(main(args))
+    if args.project_only:
+        header = f"{datetime.datetime.now():%Y-%m-%d %H:%M} | {os.cpu_count()} cores | load {os.getloadavg()[0]:.2f}"
+        rows = asyncio.run(imported_vs_target(6 if q else 12))
+    else:
+        header, rows = asyncio.run(main(args))
+        rows += asyncio.run(imported_vs_target(6 if q else 12))
     print(f"kscope live app, CPU, samples/add_relu.py (1M elements){' [--quick]' if q else ''}")
     print(header)
     width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows), max(len(r[2]) for r in rows)

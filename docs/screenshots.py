@@ -29,18 +29,23 @@ sys.path.insert(0, str(REPO))
 
 
 async def shoot(
-    sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then: str = "",
-    spec: dict | None = None, present: bool = False,
+    sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then="",
+    spec: dict | None = None, present: bool = False, edit_file: str | None = None,
 ) -> None:
-    """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs);
-    spec: RunRequest fields as on the command line (no_grad, compile)."""
+    """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs;
+    a list for named keys); spec: RunRequest fields as on the command line (no_grad, compile).
+    sample "project/bench.py": the whole folder is copied; edit_file: the file `edit` changes."""
     from kscope.app.app import KscopeApp
     from kscope.report.compile import CompileOptions
     from kscope.report.request import RunRequest
 
     tmp = Path(tempfile.mkdtemp(prefix="kscope-shot-"))
     path = tmp / sample
-    shutil.copy(REPO / "samples" / sample, path)
+    if "/" in sample:
+        shutil.copytree(REPO / "samples" / Path(sample).parent, path.parent)
+    else:
+        shutil.copy(REPO / "samples" / sample, path)
+    edited = path.parent / edit_file if edit_file else path
     spec = dict(spec or {})
     if "compile" in spec:
         spec["compile"] = CompileOptions(**spec["compile"])
@@ -58,7 +63,7 @@ async def shoot(
         await settled(pilot, 1)
         runs = 1
         if edit is not None:
-            path.write_text(edit(path.read_text()))
+            edited.write_text(edit(edited.read_text()))
             await pilot.pause(0.5)
             runs += 1
         for key in keys:
@@ -100,6 +105,11 @@ SHOTS = {
     "kscope-sweep-120x40.svg": dict(sample="add_relu.py", size=(120, 40), sweep=True),
     "kscope-round-trips-120x40.svg": dict(sample="matmul_gelu.py", size=(120, 40), then="t"),
     # --no-grad --mode reduce-overhead --option freezing=True --option max_autotune_gemm_backends=CPP, then m
+    # a project of two files: model.py saved (GELU -> SiLU), the compiled table, then the source tab
+    "kscope-project-120x40.svg": dict(
+        sample="project/bench.py", size=(120, 40), edit_file="model.py", spec=dict(no_grad=True),
+        edit=lambda text: text.replace("F.gelu(", "F.silu("), then=["tab", "tab", "down", "down", "s"],
+    ),
     "kscope-modes-120x40.svg": dict(
         sample="linear_frozen.py", size=(120, 40), keys="m", then="t",
         spec=dict(no_grad=True, compile={"mode": "reduce-overhead",

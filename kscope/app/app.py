@@ -7,6 +7,7 @@ Data flows one way: save -> FileWatcher -> LiveSession (worker process) -> Sessi
 from __future__ import annotations
 
 import gc
+import os
 import time
 from dataclasses import replace
 
@@ -15,10 +16,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
-from textual.message import Message
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from kscope.app.export import DEFAULT_ROOT
+from kscope.app.messages import FileMissing, FileSaved, SessionUpdate
 from kscope.app.session import LiveSession, SessionEvent
 from kscope.app.talk import TalkKeys
 from kscope.app.watch import FileWatcher
@@ -37,24 +38,10 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
-from kscope.report.model import Report
+from kscope.report.model import Place, Report
 from kscope.report.request import RunRequest, SweepOptions
 
 NARROW_BELOW = 110
-
-
-class SessionUpdate(Message):
-    def __init__(self, event: SessionEvent):
-        super().__init__()
-        self.event = event
-
-
-class FileSaved(Message):
-    pass
-
-
-class FileMissing(Message):
-    pass
 
 
 class KscopeApp(TalkKeys, App):
@@ -92,7 +79,8 @@ class KscopeApp(TalkKeys, App):
         self.sweep_options = sweep or SweepOptions()
         self.session = session_factory(request, lambda ev: self.post_message(SessionUpdate(ev)), trace_root=trace_root)
         self.watcher = (
-            FileWatcher(request.file, lambda: self.post_message(FileSaved()), lambda: self.post_message(FileMissing()))
+            FileWatcher(request.file, lambda path: self.post_message(FileSaved(path)),
+                        lambda path: self.post_message(FileMissing(path)))
             if watch
             else None
         )
@@ -107,6 +95,7 @@ class KscopeApp(TalkKeys, App):
         self.sweep_run = 0  # the id of the latest sweep requested
         self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
         self.done_run = 0  # the latest run whose report arrived
+        self.saved_file: str | None = None  # the file whose save asked for the latest run
 
     # --- layout ------------------------------------------------------------------------------------
 
@@ -170,6 +159,7 @@ class KscopeApp(TalkKeys, App):
     # --- actions -----------------------------------------------------------------------------------
 
     def action_rerun(self) -> None:
+        self.saved_file = None
         self._latest(self.session.request_run(coalesce=False))
 
     def action_grad(self, switch: str) -> None:
@@ -239,8 +229,10 @@ class KscopeApp(TalkKeys, App):
 
     @on(BreaksPane.LineChosen)
     def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
+        r = self.shown or self.good
+        file = os.path.relpath(message.file, r.root) if r and r.root and message.file else (r.home if r else "")
         for source in self.query(SourcePane):
-            source.show(None, lit=(message.line,))
+            source.show(None, lit=(Place(file, message.line),))
         self.action_tab("source")
 
     def action_help(self) -> None:
@@ -258,13 +250,21 @@ class KscopeApp(TalkKeys, App):
     # --- events from the watcher and the session --------------------------------------------------
 
     @on(FileSaved)
-    def _saved(self) -> None:
+    def _saved(self, message: FileSaved) -> None:
+        self.saved_file = message.path
         self._latest(self.session.request_run())
 
     @on(FileMissing)
-    def _missing(self) -> None:
-        self.state = "file missing — waiting for it to come back"
+    def _missing(self, message: FileMissing) -> None:
+        self.state = f"{os.path.basename(message.path)}: file missing — waiting for it to come back"
         self._refresh_status()
+
+    def _watch_files_of(self, report: Report | None) -> None:
+        """Watch the user's files the latest run imported, and those of the last good run (a file
+        whose deletion broke the import is waited for)."""
+        if self.watcher is not None and report is not None:
+            files = {self.request.file, *report.files, *(self.good.files if self.good else ())}
+            self.watcher.watch(files)
 
     @on(SessionUpdate)
     def _session(self, message: SessionUpdate) -> None:
@@ -293,6 +293,7 @@ class KscopeApp(TalkKeys, App):
             self.state = "running eager…"
         elif ev.kind == "eager":
             self.eager_done = True
+            self._watch_files_of(ev.report)
             self._show(ev.report, partial=True)
             self.call_after_refresh(self.session.shown, ev.run_id)
         elif ev.kind == "report":
@@ -311,6 +312,7 @@ class KscopeApp(TalkKeys, App):
             self.state = f"sweep {'done' if ev.report.ok else 'failed'} in {took:.1f} s"
 
     def _finish(self, report: Report, at: float) -> None:
+        self._watch_files_of(report)
         took = at - self.run_started if self.run_started else report.wall_s
         self.run_started, self.done_run = None, self.latest_run
         if self.sweep_queued:
@@ -335,16 +337,19 @@ class KscopeApp(TalkKeys, App):
         self.shown = report
         before = self.before if not partial else self.good
         compiling = partial and report.compiled is None
-        self.query_one(LaunchCounts).show(report, before, compiling)
+        other = self.saved_file if self.saved_file and self.saved_file != self.request.file else ""
+        self.query_one(LaunchCounts).show(report, before, compiling, saved=os.path.basename(other))
         self.query_one(TrafficBars).show(report)
         peak = report.peak_gbps
-        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak)
+        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak,
+                                                            home=report.home)
         self.query_one("#compiled-kernels", KernelTable).show(
-            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak
+            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak,
+            home=report.home,
         )
         self.query_one(FusedKernels).show(report)
         self.query_one(SourcePane).show(report)
-        self.query_one(BreaksPane).show(report.compiled)
+        self.query_one(BreaksPane).show(report.compiled, report.file)
         self.query_one(RoundTripsPane).show(report)
         self.query_one(RanksPane).show(report)
         self.query_one(PresentView).show(report, before)
@@ -375,6 +380,8 @@ class KscopeApp(TalkKeys, App):
         if (compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale
                 and not state.startswith("sweep")):
             state += f" (compile {compiled.compile_s:.2f} s)"
+        if self.saved_file and self.saved_file != self.request.file:
+            state += f" · {os.path.basename(self.saved_file)} saved"
         device = f"{r.device} ({r.device_name})" if r and r.device_name else (r.device if r else self.request.device)
         mode = self.request.compile.label()
         self.query_one(StatusLine).show(

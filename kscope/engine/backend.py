@@ -11,6 +11,7 @@ import torch
 from kscope.engine.breaks import plain_break
 from kscope.engine.inductor.provenance import same_file, user_name
 from kscope.engine.inductor.source_key import SourceKeys
+from kscope.engine.project import is_user_file
 from kscope.report.model import GraphBreak
 
 
@@ -43,7 +44,9 @@ class RecordingBackend:
             ]
         reason = getattr(gm, "compile_subgraph_reason", None)
         if reason is not None and reason.graph_break:
-            frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file)] or reason.user_stack
+            # the innermost frame in the user's own files: model.py's line, not bench.py's call of it
+            frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file) or is_user_file(f.filename)]
+            frames = frames or reason.user_stack
             last = frames[-1] if frames else None
             plain, explanation, hint = plain_break(reason.reason)
             self.breaks.append(

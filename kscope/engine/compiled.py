@@ -36,6 +36,7 @@ from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
 from kscope.report.compile import CompileOptions
 from kscope.report.model import Kernel, ModeResult, Recompile
+from kscope.report.place import sorted_places
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import Launch, TraceSummary
 
@@ -113,7 +114,6 @@ def run_compiled(
             output_code=g.code,
             post_grad_graph=g.post_grad_graph,
             kernel_bytes=rows,
-            user_file=user_file,
             input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
         )
         for g, rows in zip(graphs, bytes_of)
@@ -311,7 +311,7 @@ def _kernel_rows(
                 bytes_written=written,
                 fused=bool(matches) and matches[0].kind == "kernel",
                 ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
-                lines=tuple(sorted(lines)),
+                lines=sorted_places(lines),
                 code=next((k.code for k in matches if k.code), None),
                 kind=launches[0].kind,
                 what=next((k.what for k in matches if k.what), None),

@@ -19,6 +19,7 @@ from kscope.engine.target import Target
 from kscope.engine.timing import kernel_samples, retimed
 from kscope.engine.traffic import TrafficMode, storages
 from kscope.report.model import Kernel, ModeResult
+from kscope.report.place import Place, sorted_places
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import Launch, TraceSummary, summarize
 
@@ -64,7 +65,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str, 
     by_owner: dict[int, list] = defaultdict(list)
     for op in mode.ops:
         by_owner[accounting.markers.get(op.marker, -1)].append(op)
-    per_name = _accounted_per_name(accounting, by_owner, {op.marker: op.line for op in mode.ops})
+    per_name = _accounted_per_name(accounting, by_owner, {op.marker: op.place for op in mode.ops})
     kernels = aggregate(timed, calls, lambda key: per_name.get(key, (None, None, ())), fused=False)
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for launch in accounting.launches:
@@ -118,7 +119,7 @@ def total(values) -> int | None:
 
 
 def _accounted_per_name(
-    accounting: TraceSummary, by_owner: dict[int, list], line_of_marker: dict[int, int | None]
+    accounting: TraceSummary, by_owner: dict[int, list], place_of_marker: dict[int, Place | None]
 ) -> dict[tuple[str, str], tuple[int, int, tuple]]:
     """(phase, launch name) -> (bytes read, bytes written, lines) over one call. On CUDA an op
     that launches several kernels has its bytes given to the first of them. A backward op has no
@@ -130,7 +131,7 @@ def _accounted_per_name(
         entry = out.setdefault((launch.phase, launch_label(launch)), [0, 0, set()])
         if launch.seq is not None:
             entry[2].update(
-                line for m in accounting.forward_seq.get(launch.seq, ()) if (line := line_of_marker.get(m)) is not None
+                place for m in accounting.forward_seq.get(launch.seq, ()) if (place := place_of_marker.get(m)) is not None
             )
         if launch.owner is None or launch.owner in seen_owner:
             continue
@@ -138,9 +139,9 @@ def _accounted_per_name(
         for op in by_owner.get(launch.owner, ()):
             entry[0] += op.read
             entry[1] += op.written
-            if op.line is not None:
-                entry[2].add(op.line)
-    return {key: (r, w, tuple(sorted(lines))) for key, (r, w, lines) in out.items()}
+            if op.place is not None:
+                entry[2].add(op.place)
+    return {key: (r, w, sorted_places(places)) for key, (r, w, places) in out.items()}
 
 
 def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Kernel]:

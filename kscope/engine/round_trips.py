@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from kscope.report.model import RoundTrip
+from kscope.report.place import sorted_places
 
 EAGER_REASON = "eager runs one op at a time: each writes its result to memory and the next reads it back"
 EAGER_HINT = "torch.compile can fuse such ops into one kernel that keeps the value in registers"
@@ -43,7 +44,7 @@ def eager_round_trips(ops, returned: set, row_name=None) -> tuple[RoundTrip, ...
                 bytes=ops[producer].writes[key],
                 producer=name(ops[producer]),
                 consumers=tuple(dict.fromkeys(name(ops[i]) for i in readers)),
-                lines=tuple(sorted({op.line for op in involved if op.line is not None})),
+                lines=sorted_places(op.place for op in involved if op.place is not None),
                 reason=EAGER_REASON,
                 hint=EAGER_HINT,
             )
@@ -110,7 +111,7 @@ def compiled_round_trips(kernels: list, rows: dict | None, stable: dict, facts: 
                 bytes=nbytes,
                 producer=made_by.name,
                 consumers=tuple(k.name for k in consumers),
-                lines=tuple(sorted({line for k in (made_by, *consumers) for line in k.lines})),
+                lines=sorted_places(place for k in (made_by, *consumers) for place in k.lines),
                 reason=reason,
                 hint=hint,
                 detail=detail,

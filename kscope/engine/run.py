@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import torch
 
+from kscope.engine import project
 from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
@@ -106,7 +107,8 @@ def run(
     if isinstance(target.step, BackwardStep):
         report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
     if on_eager is not None:
-        on_eager(replace(report, wall_s=time.perf_counter() - start))
+        on_eager(with_files(replace(report, wall_s=time.perf_counter() - start)))
+
     def time_it(compiled_call, compiled_call_s: float):
         # Both halves ran: time them against each other, in turn.
         if before_timing is not None:
@@ -148,23 +150,37 @@ def target_error(e: TargetError, path: str) -> RunError:
 
 
 def finished(report: Report, start: float, error: RunError | None = None) -> Report:
+    """The report with its error, its time, the user's files the run imported (or tried to), and
+    the text of every file that holds a place."""
     errors = report.errors + ((error,) if error else ())
-    return replace(report, errors=errors, wall_s=time.perf_counter() - start)
+    return with_files(replace(report, errors=errors, wall_s=time.perf_counter() - start))
+
+
+def with_files(report: Report) -> Report:
+    """Report.files, root and sources as this run left them (engine.project)."""
+    places = [p for m in (report.eager, report.compiled) if m is not None
+              for rows in (m.kernels, m.round_trips or ()) for row in rows for p in row.lines]
+    sources = project.sources(places)
+    home = project.display(report.file)
+    if report.source:
+        sources.setdefault(home, report.source)
+    return replace(report, files=project.files() or (report.file,), root=project.root(), sources=sources)
 
 
 def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
-    """The exception, placed at the deepest frame of the user's file (or its SyntaxError line)."""
+    """The exception, placed at the deepest frame of the user's own files (the target's or one it
+    imports: engine.project), or its SyntaxError line."""
     file = line = None
     if isinstance(exc, SyntaxError) and exc.filename:
         file, line = exc.filename, exc.lineno
     else:
         for frame in traceback.extract_tb(exc.__traceback__):
-            if os.path.realpath(frame.filename) == os.path.realpath(user_file):
+            if _theirs(frame.filename, user_file):
                 file, line = frame.filename, frame.lineno
     if line is None:
         # dynamo and inductor name the user's frame in the message ("from user code: File ..., line N")
         for m in re.finditer(r'File "([^"]+)", line (\d+)', str(exc)):
-            if os.path.realpath(m.group(1)) == os.path.realpath(user_file):
+            if _theirs(m.group(1), user_file):
                 file, line = m.group(1), int(m.group(2))
     lines = [x.strip() for x in str(exc).strip().splitlines()]
     message = lines[0] if lines else ""
@@ -176,3 +192,7 @@ def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
     if stage in ("load", "inputs") and "CUDA" in str(exc) and not torch.cuda.is_available():
         message += " (no CUDA device here: create tensors in `def inputs(device):` so kscope can choose)"
     return RunError(stage=stage, type=type(exc).__name__, message=message[:500], file=file, line=line)
+
+
+def _theirs(path: str, user_file: str) -> bool:
+    return os.path.realpath(path) == os.path.realpath(user_file) or project.is_user_file(path)

@@ -9,9 +9,9 @@ target's parameters.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import itertools
-import linecache
 import os
 import sys
 import types
@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from kscope.engine import project
 
 _run_ids = itertools.count()
 
@@ -59,8 +61,13 @@ class Target:
 
 
 def load_module(path: str) -> types.ModuleType:
-    """Execute the file as a new module, never reusing one from an earlier run."""
+    """Execute the file as a new module, never reusing one from an earlier run, nor any module of
+    the user's it imports (engine.project): the code that runs is the code on disk now. A file
+    inside a package runs as that package's module (its relative imports work); its folder, or
+    its package's, comes first on sys.path, as for `python FILE.py`."""
     path = os.path.abspath(path)
+    project.install()
+    project.forget_user_modules()
     if not os.path.exists(path):
         raise TargetError("load", f"{path}: no such file")
     if os.path.isdir(path):
@@ -72,15 +79,18 @@ def load_module(path: str) -> types.ModuleType:
     except UnicodeDecodeError as e:
         raise TargetError("load", f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     # Tracebacks and inductor's stack traces quote the source that ran, not a later save.
-    lines = source.splitlines(keepends=True)
-    linecache.cache[path] = (len(source), None, lines, path)
-    name = f"__kscope_target_{next(_run_ids)}__"
+    project.remember(path, source)
+    folder, dotted = project.package_of(path)
+    project.put_on_path(folder)
+    name = dotted or f"__kscope_target_{next(_run_ids)}__"
     module = types.ModuleType(name)
     module.__file__ = path
     module.__kscope_source__ = source
-    for old in [m for m in sys.modules if m.startswith("__kscope_target_")]:
-        del sys.modules[old]
+    if dotted:
+        module.__package__ = dotted.rpartition(".")[0]
+        module.__spec__ = importlib.util.spec_from_file_location(dotted, path)
     sys.modules[name] = module  # dataclasses, pickle and inspect look modules up here
+    project.loaded(name)
     code = compile(source, path, "exec")  # SyntaxError carries file and line
     exec(code, module.__dict__)
     return module

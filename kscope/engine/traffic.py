@@ -24,6 +24,8 @@ from torch.profiler import record_function
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from kscope.engine.project import place_of
+from kscope.report.place import Place
 from kscope.trace.kernels import MARKER_PREFIX
 
 
@@ -33,7 +35,8 @@ class OpTraffic:
     op: str
     read: int
     written: int
-    line: int | None
+    place: Place | None
+    """Where the op was issued (engine.project.place_of): the user's line, in its file."""
     reads: frozenset = frozenset()
     """The storages it read (round_trips: what an earlier op wrote and this one reads back)."""
     writes: dict = field(default_factory=dict)
@@ -66,7 +69,7 @@ def _distinct_bytes(tensors: list[torch.Tensor]) -> int:
 
 
 class TrafficMode(TorchDispatchMode):
-    """Records bytes read and written, and the user's line, for each ATen op dispatched."""
+    """Records bytes read and written, and the place the op was issued from, for each ATen op dispatched."""
 
     def __init__(self, user_file: str):
         super().__init__()
@@ -80,7 +83,7 @@ class TrafficMode(TorchDispatchMode):
             out = func(*args, **kwargs)
         read, written = op_traffic(func, args, kwargs, out)
         reads, writes = op_storages(func, args, kwargs, out) if read or written else (frozenset(), {})
-        self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._user_line(), reads, writes))
+        self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._place(), reads, writes))
         return out
 
     @property
@@ -88,13 +91,16 @@ class TrafficMode(TorchDispatchMode):
         """The ops the dispatcher ran, as the profiler names them ("aten::_log_softmax")."""
         return {op.op.replace(".", "::", 1) for op in self.ops}
 
-    def _user_line(self) -> int | None:
-        frame = sys._getframe(2)
-        while frame is not None:
-            if os.path.realpath(frame.f_code.co_filename) == self.user_file:
-                return frame.f_lineno
-            frame = frame.f_back
-        return None
+    def _place(self) -> Place | None:
+        start = sys._getframe(2)  # what called the op (0: here, 1: __torch_dispatch__)
+
+        def frames():
+            frame = start
+            while frame is not None:
+                yield frame.f_code.co_filename, frame.f_lineno
+                frame = frame.f_back
+
+        return place_of(frames())
 
 
 def op_traffic(func, args, kwargs, out) -> tuple[int, int]:

@@ -114,9 +114,8 @@ def _modes_table(report: Report) -> str:
     return table(["per call", "eager", "compiled"], rows, "lrr")
 
 
-def _lines(report: Report, lines) -> str:
-    base = os.path.basename(report.file)
-    return ", ".join(code(f"{base}:{n}") for n in lines)
+def _lines(report: Report, places) -> str:
+    return ", ".join(code(p.text()) for p in places)
 
 
 def _compiled_sections(report: Report, c: ModeResult) -> list[str]:
@@ -140,7 +139,7 @@ def _compiled_sections(report: Report, c: ModeResult) -> list[str]:
 
 def _graph_break(report: Report, b: GraphBreak) -> str:
     """"`graph_break.py:11`: data-dependent branch: … (hint: …)"."""
-    where = _lines(report, [b.line]) + ": " if b.line else ""
+    where = code(f"{os.path.basename(b.file) if b.file else report.home}:{b.line}") + ": " if b.line else ""
     return where + cell(b.reason) + (f" (hint: {cell(b.hint)})" if b.hint else "")
 
 

@@ -36,7 +36,7 @@ def render_report(report: Report) -> RenderableType:
     if report.compiled:
         parts.append(compile_line(report.compiled))
         if report.compiled.round_trips:
-            parts.append(round_trips_table(report.compiled.round_trips))
+            parts.append(round_trips_table(report.compiled.round_trips, report.home))
         fused = fused_table(report.compiled)
         if fused is not None:
             parts.append(fused)

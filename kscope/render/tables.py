@@ -17,6 +17,7 @@ from kscope.render.view import (
     fmt_us,
     grad_text,
     mode_label,
+    places_text,
     transfers_text,
     verdict_line,
     where_text,
@@ -70,7 +71,7 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         table.add_row(Text("no result", style="red"), "", "", "", "", "")
         return table
     for k in mode.kernels:
-        table.add_row(*([PHASE_TAGS.get(k.phase, k.phase)] if tagged else []), *_kernel_cells(k))
+        table.add_row(*([PHASE_TAGS.get(k.phase, k.phase)] if tagged else []), *_kernel_cells(k, report.home))
     table.add_section()
     for p in phases if tagged else ():
         table.add_row(
@@ -100,7 +101,7 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
     return table
 
 
-def _kernel_cells(k: Kernel) -> list[RenderableType]:
+def _kernel_cells(k: Kernel, home: str = "") -> list[RenderableType]:
     name = KernelName(k.name, "bold green" if k.fused else "", " (extern)" if k.kind == "extern" else "")
     return [
         name,
@@ -108,7 +109,7 @@ def _kernel_cells(k: Kernel) -> list[RenderableType]:
         f"{k.time_us:.1f}",
         fmt_bytes(k.bytes_read),
         fmt_bytes(k.bytes_written),
-        ",".join(str(x) for x in k.lines),
+        places_text(k.lines, home, sep=","),
     ]
 
 
@@ -159,7 +160,7 @@ def compile_line(mode: ModeResult) -> Text:
     return text
 
 
-def round_trips_table(trips) -> Table:
+def round_trips_table(trips, home: str = "") -> Table:
     """The compiled round trips, largest first: what was left between kernels, and why."""
     table = Table(title="compiled round trips (not fused)", title_justify="left", expand=True, pad_edge=False)
     table.add_column("buffer", no_wrap=True)
@@ -172,7 +173,7 @@ def round_trips_table(trips) -> Table:
         if t.hint:
             why.append(f"\nhint: {t.hint}", style="italic")
         table.add_row(t.buffer + (f" ×{t.count}" if t.count > 1 else ""), fmt_bytes(t.bytes), f"{t.producer} → {', '.join(t.consumers)}",
-                      ", ".join(map(str, t.lines)), why)
+                      places_text(t.lines, home), why)
     return table
 
 

@@ -87,10 +87,30 @@ def saving(report: Report) -> str:
     return text
 
 
-def kernel_detail(k: Kernel, peak: float | None = None) -> str:
+def places_text(places, home: str = "", sep: str = ", ") -> str:
+    """"7, 9" in the target's file (`home`), "model.py:14,22" in another, "13 via
+    transformers/models/gpt2/modeling_gpt2.py:569,576": lines grouped by file, a library's lines
+    grouped under the user's line they came through, in order."""
+    groups: dict[tuple, list[int]] = {}  # (file, line or None, via file) -> lines
+    for p in places:
+        if p.via is None:
+            groups.setdefault((p.file, None, None), []).append(p.line)
+        else:
+            groups.setdefault((p.file, p.line, p.via.file), []).append(p.via.line)
+    parts = []
+    for (file, line, via), lines in groups.items():
+        shown = ",".join(map(str, lines))
+        if via is None:
+            parts.append((sep.join(map(str, lines))) if file == home else f"{file}:{shown}")
+        else:
+            parts.append(f"{line if file == home else f'{file}:{line}'} via {via}:{shown}")
+    return sep.join(parts)
+
+
+def kernel_detail(k: Kernel, peak: float | None = None, home: str = "") -> str:
     """Four short lines for a selected kernel: full name, ops (or what it does), lines and
-    bandwidth, figures."""
-    where = "lines: " + (", ".join(map(str, k.lines)) if k.lines else "no line")
+    bandwidth, figures. home: the target's file (its lines need no file name)."""
+    where = "lines: " + (places_text(k.lines, home) if k.lines else "no line")
     bandwidth = of_peak(k.achieved_gbps, peak)
     saved = f" · {fmt_bytes(k.bytes_saved)} for bwd" if k.bytes_saved else ""
     return "\n".join(
@@ -104,11 +124,18 @@ def kernel_detail(k: Kernel, peak: float | None = None) -> str:
     )
 
 
-def kernels_of_line(report: Report, line: int) -> tuple[list[str], list[str]]:
-    """Which kernels a line of the source ended up in, eager and compiled (one eager op may be
-    split across, or merged into, several compiled kernels)."""
+def kernels_of_line(report: Report, line: int, file: str | None = None) -> tuple[list[str], list[str]]:
+    """Which kernels a line of a file (the target's by default) ended up in, eager and compiled
+    (one eager op may be split across, or merged into, several compiled kernels). A line a library
+    issued the op from counts too (`via`)."""
+    file = report.home if file is None else file
+
+    def here(k: Kernel) -> bool:
+        return any((p.file, p.line) == (file, line) or (p.via and (p.via.file, p.via.line) == (file, line))
+                   for p in k.lines)
+
     def names(mode: ModeResult | None) -> list[str]:
-        return [k.name for k in mode.kernels if line in k.lines] if mode else []
+        return [k.name for k in mode.kernels if here(k)] if mode else []
 
     return names(report.eager), names(report.compiled)
 

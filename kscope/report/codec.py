@@ -26,6 +26,7 @@ from kscope.report.model import (
     RunError,
     Speedup,
 )
+from kscope.report.place import Place
 from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
 
@@ -65,6 +66,9 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "compile_options": None if r.compile_options is None else compile_options_to_dict(r.compile_options),
         "traces": None if r.traces is None else dict(r.traces),
         "ranks": ranks_to_list(r.ranks),
+        "files": list(r.files),
+        "root": r.root,
+        "sources": dict(r.sources),
     }
 
 
@@ -76,8 +80,8 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         device_name=d.get("device_name", ""),
         torch_version=d.get("torch_version", ""),
         largest_input_bytes=d.get("largest_input_bytes", 0),
-        eager=mode_from_dict(d.get("eager")),
-        compiled=mode_from_dict(d.get("compiled")),
+        eager=mode_from_dict(d.get("eager"), _home(d)),
+        compiled=mode_from_dict(d.get("compiled"), _home(d)),
         errors=tuple(RunError(**e) for e in d.get("errors", ())),
         notes=tuple(d.get("notes", ())),
         wall_s=d.get("wall_s", 0.0),
@@ -91,9 +95,19 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         sweep=sweep_from_dict(d.get("sweep")),
         compile_options=None if d.get("compile_options") is None else compile_options_from_dict(d["compile_options"]),
         traces=None if d.get("traces") is None else dict(d["traces"]),
-        ranks=ranks_from_list(d.get("ranks")),
+        ranks=ranks_from_list(d.get("ranks"), _home(d)),
+        files=tuple(d.get("files", ())),
+        root=d.get("root", ""),
+        sources=dict(d.get("sources") or {}),
         schema=d.get("schema", SCHEMA),
     )
+
+
+def _home(d: dict[str, Any]) -> str:
+    """The target's file as a place names it (for a Report from before schema 9, which had none)."""
+    import os.path
+
+    return os.path.relpath(d["file"], d["root"]) if d.get("root") else os.path.basename(d["file"])
 
 
 def error_to_dict(e: RunError) -> dict[str, Any]:
@@ -131,7 +145,7 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | No
             for p in m.phases
         },
         "bytes_saved_for_backward": m.bytes_saved,
-        "round_trips": None if m.round_trips is None else [dataclasses.asdict(t) for t in m.round_trips],
+        "round_trips": None if m.round_trips is None else [_trip_to_dict(t) for t in m.round_trips],
         "kernels": [_kernel_to_dict(k) for k in m.kernels],
         "collectives": [collective_to_dict(c) for c in m.collectives],
     }
@@ -159,9 +173,25 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
         "fused": k.fused,
         "ops": list(k.ops),
         "what": k.what,
-        "lines": list(k.lines),
+        "lines": [place_to_dict(p) for p in k.lines],
         "code": k.code,
     }
+
+
+def place_to_dict(p: Place) -> dict[str, Any]:
+    return {"file": p.file, "line": p.line, "via": None if p.via is None else place_to_dict(p.via),
+            "library": p.library}
+
+
+def place_from_dict(d: dict[str, Any] | int, home: str = "") -> Place:
+    """A place; a bare line number (a Report from before schema 9) is in the target's file."""
+    if isinstance(d, int):
+        return Place(home, d)
+    return Place(d["file"], d["line"], None if d.get("via") is None else place_from_dict(d["via"]), d.get("library", False))
+
+
+def _trip_to_dict(t: RoundTrip) -> dict[str, Any]:
+    return {**dataclasses.asdict(t), "lines": [place_to_dict(p) for p in t.lines]}
 
 
 def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
@@ -174,7 +204,8 @@ def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
 
 
 
-def mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
+def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | None:
+    """home: the target's file, for the bare line numbers of a Report from before schema 9."""
     if d is None:
         return None
     kernels = tuple(
@@ -187,7 +218,7 @@ def mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
             bytes_written=k["bytes_written"],
             fused=k.get("fused", False),
             ops=tuple(k.get("ops", ())),
-            lines=tuple(k.get("lines", ())),
+            lines=tuple(place_from_dict(p, home) for p in k.get("lines", ())),
             code=k.get("code"),
             what=k.get("what"),
             phase=k.get("phase", "forward"),
@@ -215,7 +246,8 @@ def mode_from_dict(d: dict[str, Any] | None) -> ModeResult | None:
         kernel_samples=(d.get("repetitions") or {}).get("kernel", 0),
         call_samples=(d.get("repetitions") or {}).get("call", 0),
         round_trips=None if d.get("round_trips") is None else tuple(
-            RoundTrip(**{**t, "consumers": tuple(t["consumers"]), "lines": tuple(t["lines"])})
+            RoundTrip(**{**t, "consumers": tuple(t["consumers"]),
+                         "lines": tuple(place_from_dict(p, home) for p in t["lines"])})
             for t in d.get("round_trips", ())
         ),
         autotune=tuple(autotune_from_dict(a) for a in d.get("autotune", ())),
@@ -271,12 +303,12 @@ def ranks_to_list(ranks: tuple[RankResult, ...] | None) -> list[dict] | None:
     ]
 
 
-def ranks_from_list(items: list[dict] | None) -> tuple[RankResult, ...] | None:
+def ranks_from_list(items: list[dict] | None, home: str = "") -> tuple[RankResult, ...] | None:
     if items is None:
         return None
     return tuple(
         RankResult(
-            d["rank"], mode_from_dict(d.get("eager")), mode_from_dict(d.get("compiled")),
+            d["rank"], mode_from_dict(d.get("eager"), home), mode_from_dict(d.get("compiled"), home),
             tuple(RunError(**e) for e in d.get("errors", ())), tuple(d.get("notes", ())), d.get("wall_s"),
             d.get("stage", ""),
         )

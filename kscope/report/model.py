@@ -6,13 +6,15 @@ tests and exports. Nothing here imports torch, so the UI process can load it fre
 
 from __future__ import annotations
 
+import os.path
 from dataclasses import dataclass, field
 
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.measures import Traffic, add_known, gbps
+from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.sweep import Sweep
 
-SCHEMA = 8
+SCHEMA = 9
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -26,7 +28,10 @@ inductor options); the compiled mode lists max-autotune's choices (`autotune`) a
 graphs did (`cuda_graphs`).
 7: the Report says where --trace-dir saved the run's chrome traces (`traces`: mode -> path).
 8: each mode lists its collectives (Collective); a run of N ranks (--nproc) has `ranks`
-(RankResult each) and an error says its `rank`."""
+(RankResult each) and an error says its `rank`.
+9: the Report lists the user's files the run imported (`files`), the target's first; a line is a
+place in a file (Place: project files relative to `root`, library files inside their library, with
+the library's line an op was issued from); `sources` has the text of every file holding one."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -48,8 +53,8 @@ class Kernel:
     """True for a kernel inductor generated (it may fuse one op or many)."""
     ops: tuple[str, ...] = ()
     """The ATen ops this kernel runs (compiled: from inductor's metadata; eager: the op itself)."""
-    lines: tuple[int, ...] = ()
-    """Lines of the user's file this kernel came from."""
+    lines: tuple[Place, ...] = ()
+    """The places in the user's files (and libraries) this kernel's ops came from."""
     code: str | None = None
     """Generated source of a compiled kernel."""
     kind: str = "kernel"
@@ -83,8 +88,8 @@ class RoundTrip:
     producer: str
     """The kernel that writes it, named as its row is."""
     consumers: tuple[str, ...]
-    lines: tuple[int, ...] = ()
-    """Lines of the user's file of the producer and the consumers."""
+    lines: tuple[Place, ...] = ()
+    """The places of the producer and the consumers."""
     reason: str = ""
     """Why it was not fused, in plain words."""
     hint: str = ""
@@ -331,6 +336,19 @@ class Report:
     """--trace-dir: the traces saved, {"eager": abs path, "compiled": …}; None without it."""
     ranks: tuple[RankResult, ...] | None = None
     """--nproc: each rank's result (the fields above are rank 0's); None otherwise."""
+    files: tuple[str, ...] = ()
+    """The user's own files the run imported or tried to (engine.project), absolute, the target's
+    first: what the app watches. Empty in a Report from before schema 9."""
+    root: str = ""
+    """The project's root, absolute: the folder places' project files are relative to."""
+    sources: dict[str, str] = field(default_factory=dict, hash=False)
+    """Place file -> its text as it ran, for every file that holds a place of this run (the
+    target's among them): what the source tab shows."""
+
+    @property
+    def home(self) -> str:
+        """The target's file as places name it (relative to the root)."""
+        return os.path.relpath(self.file, self.root) if self.root else os.path.basename(self.file)
     schema: int = SCHEMA
 
     @property
@@ -354,10 +372,13 @@ __all__ = [
     "Kernel",
     "ModeResult",
     "PhaseTotals",
+    "Place",
     "RankResult",
     "Recompile",
     "Report",
     "RunError",
     "Speedup",
     "phase_totals",
+    "place_key",
+    "sorted_places",
 ]

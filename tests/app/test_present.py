@@ -10,7 +10,7 @@ from support.fixed_session import F32, FixedSession, N, article_report
 from kscope.app.app import KscopeApp
 from kscope.app.widgets.bigtext import BigText, best_scale, big_lines
 from kscope.app.widgets.present import PresentView, main_fused
-from kscope.report.model import Kernel
+from kscope.report.model import Kernel, Place
 from kscope.report.request import RunRequest
 
 
@@ -19,7 +19,7 @@ def saved_with_times_two():
     transfers (add 3, relu 2, mul 2), compiled still one fused kernel, now with mul, 3 transfers."""
     n = N * F32
     r = article_report()
-    mul = Kernel("aten::mul", 1, 190.0, n, n, ops=("aten.mul",), lines=(7,), kind="op")
+    mul = Kernel("aten::mul", 1, 190.0, n, n, ops=("aten.mul",), lines=(Place("add_relu.py", 7),), kind="op")
     eager = replace(r.eager, launches=3, bytes_read=4 * n, bytes_written=3 * n, kernels=r.eager.kernels + (mul,))
     fused = replace(r.compiled.kernels[0], name="cpp_fused_add_mul_relu_0", ops=("aten.add", "aten.relu", "aten.mul"))
     return replace(r, eager=eager, compiled=replace(r.compiled, kernels=(fused,)))

@@ -7,10 +7,11 @@ distinct input storage once and writes its outputs); compiled, by inductor's cou
 
 from __future__ import annotations
 
-from support.paths import line_of, write_target
+from support.paths import at, line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.codec import report_to_dict
+from kscope.report.place import Place
 from kscope.report.request import RunRequest
 
 F32 = 4
@@ -57,7 +58,7 @@ def test_add_relu_forward_and_backward(tmp_path):
         "AccumulateGrad › copy_": (1, n, n),
     }
     relu_backward = next(k for k in r.eager.kernels if k.name.startswith("ReluBackward0"))
-    assert relu_backward.lines == (line,), "a backward op points at the forward line it differentiates"
+    assert relu_backward.lines == (Place(path.name, line),), "a backward op points at the forward line it differentiates"
     (copy,) = [k for k in r.eager.kernels if k.name.startswith("AccumulateGrad")]
     assert copy.lines == (), "no forward op made it: no line, not a guess"
 
@@ -65,13 +66,13 @@ def test_add_relu_forward_and_backward(tmp_path):
     # needs (1 byte per element), which nothing in the forward reads: written only for backward
     (forward,) = [k for k in r.compiled.kernels if k.phase == "forward"]
     assert (forward.bytes_read, forward.bytes_written, forward.bytes_saved) == (2 * n, n + 1000, 1000)
-    assert forward.fused and forward.lines == (line,)
+    assert forward.fused and forward.lines == (Place(path.name, line),)
     assert r.compiled.bytes_saved == 1000
     # compiled backward: one kernel reads the mask and the gradient, writes the input gradient;
     # autograd's copy for the second input runs outside the graph, as in eager
     backward = rows(r.compiled, "backward")
     generated = [k for k in r.compiled.kernels if k.phase == "backward" and k.fused]
-    assert len(generated) == 1 and generated[0].lines == (line,)
+    assert len(generated) == 1 and generated[0].lines == (Place(path.name, line),)
     assert backward[generated[0].name] == (1, n + 1000, n)
     assert backward["AccumulateGrad › copy_"] == (1, n, n)
     assert (r.compiled.phase("forward").launches, r.compiled.phase("backward").launches) == (1, 2)
@@ -283,7 +284,7 @@ def test_a_backward_op_points_at_the_op_that_made_its_node_not_a_comparison_befo
         """,
     )
     lines = {k.name: k.lines for k in r.eager.kernels if k.phase == "backward"}
-    assert lines["MulBackward0 › mul"] == (line_of(path, "y = x * w"),)
-    assert lines["WhereBackward0 › where"] == (line_of(path, "torch.where"),)
+    assert lines["MulBackward0 › mul"] == (at(path, "y = x * w"),)
+    assert lines["WhereBackward0 › where"] == (at(path, "torch.where"),)
     # eager does not tell the tensors it keeps for backward apart: unknown, not 0
     assert r.eager.bytes_saved is None and report_to_dict(r)["eager"]["bytes_saved_for_backward"] is None

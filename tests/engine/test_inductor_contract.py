@@ -23,6 +23,7 @@ from kscope.engine.inductor.capture import (
     configure_inductor,
 )
 from kscope.engine.run import run
+from kscope.report.place import Place
 from kscope.report.request import RunRequest
 
 F32 = 4
@@ -232,5 +233,5 @@ def test_backward_phases_equal_inductors_count_for_each_graph_fresh_and_from_its
         assert r.compiled.phase("forward").bytes_total == forward.inductor_total
         assert r.compiled.phase("backward").bytes_total == backward.inductor_total
         line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "relu(x @ w)" in text)
-        assert all(k.lines == (line,) for k in r.compiled.kernels), [(k.name, k.lines) for k in r.compiled.kernels]
+        assert all(k.lines == (Place(path.name, line),) for k in r.compiled.kernels), [(k.name, k.lines) for k in r.compiled.kernels]
     assert "2 graph(s) from inductor's cache" in reports[-1][1].compiled.traffic_source

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from support.paths import SAMPLES, line_of, write_target
+from support.paths import SAMPLES, at, write_target
 
 from kscope.engine.run import run
 from kscope.report.codec import report_from_dict, report_to_dict
@@ -27,7 +27,7 @@ def test_the_seed_has_one_eager_round_trip_and_none_compiled():
     # a + b is written by add and read back by relu: 1,000,000 fp32 elements
     assert (trip.buffer, trip.bytes, trip.producer, trip.consumers) == ("tmp0", 1_000_000 * F32, "aten::add",
                                                                           ("aten::relu",))
-    assert trip.lines == (line_of(path, "return (a + b).relu()"),)
+    assert trip.lines == (at(path, "return (a + b).relu()"),)
     assert "one op at a time" in trip.reason
     assert r.compiled.round_trips == ()
 
@@ -43,7 +43,7 @@ def test_a_library_matmul_leaves_a_round_trip_into_its_epilogue():
     (trip,) = r.compiled.round_trips  # addmm (bias inside) writes x @ w + b; the GELU kernel reads it back
     assert (trip.producer, trip.consumers, trip.bytes) == ("aten::addmm", ("cpp_fused_gelu_0",), out)
     assert "library call" in trip.reason and "max-autotune" in trip.hint
-    assert trip.lines == (line_of(path, "return F.gelu(x @ w + b)"),)
+    assert trip.lines == (at(path, "return F.gelu(x @ w + b)"),)
 
 
 def test_a_reduction_before_a_consumer_of_another_shape(tmp_path):

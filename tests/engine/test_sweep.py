@@ -130,10 +130,12 @@ def test_stops_before_a_size_that_would_not_fit_in_memory():
 
 
 def test_stops_before_a_size_that_would_end_past_the_budget():
-    report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu"), SweepOptions(sizes=(100, 1000), budget_s=0.5)))
+    # 10 ms: less than any size takes (a compile alone is longer), however warm the machine; the
+    # first size always runs, the next is stopped before it starts
+    report = run_sweep(SweepRequest(RunRequest(SEED, device="cpu"), SweepOptions(sizes=(100, 1000), budget_s=0.01)))
     sweep = report.sweep
-    assert [p.n for p in sweep.points] == [100]
-    assert sweep.stopped.startswith("n=1e3: would end past the 0.5 s budget")
+    assert [p.n for p in sweep.points] == [100] and sweep.points[0].wall_s > 0.01
+    assert sweep.stopped.startswith("n=1e3: would end past the 0.01 s budget")
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ kscope's output.
 from __future__ import annotations
 
 import pytest
-from support.paths import line_of, write_target
+from support.paths import at, line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.request import RunRequest
@@ -55,7 +55,7 @@ def test_article_add_relu(tmp_path):
     assert r.compiled.bytes_total == 12_000_000
     assert r.transfers(r.compiled.bytes_total) == 3
     assert {"aten.add", "aten.relu"} <= set(kernel.ops)
-    assert kernel.lines == (line_of(path, "return (a + b).relu()"),)
+    assert kernel.lines == (at(path, "return (a + b).relu()"),)
     # the generated source: two inputs in, one output out
     assert "in_ptr1" in kernel.code and "out_ptr0" in kernel.code and "out_ptr1" not in kernel.code
 

@@ -2,10 +2,11 @@
 Expected lines are read from the file the test writes, never typed in."""
 
 import pytest
-from support.paths import line_of, write_target
+from support.paths import at, line_of, write_target
 
 from kscope.engine.run import run
 from kscope.report.codec import report_to_dict
+from kscope.report.place import Place
 from kscope.report.request import RunRequest
 
 
@@ -33,9 +34,10 @@ def test_lines_of_eager_ops_and_of_the_kernel_that_fused_them(tmp_path):
     r = run_file(path)
     add_line, relu_line = line_of(path, "y = a + b"), line_of(path, "z = y.relu()")
     eager = {k.name: k.lines for k in r.eager.kernels}
-    assert eager == {"aten::add": (add_line,), "aten::relu": (relu_line,)}
+    add, relu = Place(path.name, add_line), Place(path.name, relu_line)
+    assert eager == {"aten::add": (add,), "aten::relu": (relu,)}
     (kernel,) = r.compiled.kernels
-    assert kernel.lines == (add_line, relu_line)
+    assert kernel.lines == (add, relu)
     # the source that ran, and where the target is defined in it
     assert r.source == path.read_text()
     assert r.target_lines == (line_of(path, "def two_lines"), line_of(path, "return z"))
@@ -152,11 +154,11 @@ def test_lines_follow_the_file_after_inductor_cache_hits(tmp_path):
     for path, cached in ((first, None), (first, True), (other, False)):
         r = run_file(path)
         (kernel,) = r.compiled.kernels
-        assert kernel.lines == (line_of(path, "return (a * b).sin()"),)
+        assert kernel.lines == (at(path, "return (a * b).sin()"),)
         if cached is not None:
             assert (hit in r.compiled.traffic_source) == cached, (path.name, r.compiled.traffic_source)
     first.write_text("# a comment that moves everything down\n" + first.read_text())
     r = run_file(first)
     (kernel,) = r.compiled.kernels
-    assert kernel.lines == (line_of(first, "return (a * b).sin()"),)
+    assert kernel.lines == (at(first, "return (a * b).sin()"),)
     assert hit not in r.compiled.traffic_source

@@ -1,5 +1,7 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
+import os
+
 from kscope.app.session import SessionEvent
 from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
 from kscope.report.model import (
@@ -7,6 +9,7 @@ from kscope.report.model import (
     GraphBreak,
     Kernel,
     ModeResult,
+    Place,
     Report,
     RoundTrip,
     Speedup,
@@ -58,10 +61,10 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
         kernel_samples=5,
         call_samples=120,
         kernels=(
-            Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(7,), kind="op"),
-            Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(7,), kind="op"),
+            Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(Place(os.path.basename(file), 7),), kind="op"),
+            Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(Place(os.path.basename(file), 7),), kind="op"),
         ),
-        round_trips=(RoundTrip("tmp0", n, "aten::add", ("aten::relu",), (7,), EAGER_REASON, EAGER_HINT),),
+        round_trips=(RoundTrip("tmp0", n, "aten::add", ("aten::relu",), (Place(os.path.basename(file), 7),), EAGER_REASON, EAGER_HINT),),
         calls=5,
     )
     compiled = ModeResult(
@@ -77,7 +80,7 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
         round_trips=(),
         kernels=(
             Kernel(
-                "cpp_fused_add_relu_0", 1, 150.0, 2 * n, n, True, ("aten.add", "aten.relu"), (7,), CPP_CODE, "kernel"
+                "cpp_fused_add_relu_0", 1, 150.0, 2 * n, n, True, ("aten.add", "aten.relu"), (Place(os.path.basename(file), 7),), CPP_CODE, "kernel"
             ),
         ),
         calls=5,
@@ -126,16 +129,16 @@ def backward_report(file: str = "/work/add_relu.py") -> Report:
         )
 
     eager = mode([
-        Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(7,), kind="op"),
-        Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(7,), kind="op"),
+        Kernel("aten::add", 1, 221.0, 2 * n, n, ops=("aten.add",), lines=(Place(os.path.basename(file), 7),), kind="op"),
+        Kernel("aten::relu", 1, 191.0, n, n, ops=("aten.relu",), lines=(Place(os.path.basename(file), 7),), kind="op"),
         Kernel("ReluBackward0 › threshold_backward", 1, 240.0, 2 * n, n, ops=("aten.threshold_backward",),
-               lines=(7,), kind="op", phase="backward"),
+               lines=(Place(os.path.basename(file), 7),), kind="op", phase="backward"),
         Kernel("AccumulateGrad › copy_", 1, 160.0, n, n, ops=("aten.copy_",), kind="op", phase="backward"),
     ], 4, 812.0)
     compiled = mode([
         Kernel("cpp_fused_add_relu_threshold_backward_0", 1, 170.0, 2 * n, n + mask, True,
-               ("aten.add", "aten.relu", "aten.le"), (7,), CPP_CODE, "kernel", bytes_saved=mask),
-        Kernel("cpp_fused_threshold_backward_0", 1, 150.0, n + mask, n, True, ("aten.where",), (7,), CPP_CODE,
+               ("aten.add", "aten.relu", "aten.le"), (Place(os.path.basename(file), 7),), CPP_CODE, "kernel", bytes_saved=mask),
+        Kernel("cpp_fused_threshold_backward_0", 1, 150.0, n + mask, n, True, ("aten.where",), (Place(os.path.basename(file), 7),), CPP_CODE,
                "kernel", phase="backward"),
         Kernel("AccumulateGrad › copy_", 1, 160.0, n, n, kind="op", phase="backward"),
     ], 3, 480.0)

@@ -138,7 +138,8 @@ class Live:
         return [e.kind for e in self.events[since:]]
 
     def describe(self) -> str:
-        return f"status: {self.status()}\nbanner: {self.banner()}\nevents: {self.kinds()[-12:]}"
+        return (f"status: {self.status()}\nbanner: {self.banner()}\nevents: {self.kinds()[-12:]}\n"
+                f"last lines logged: {self.logged[-3:]}")
 
     def assert_stale(self, case: str, *, file_line: str | None, has: list[str], good) -> None:
         """A failed save: the banner names the file (and line), the last good results stay on

@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from kscope.report.place import Place
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 GPU_TRACES = REPO.parent / "shared" / "fixtures" / "gpu-traces"
@@ -24,6 +26,12 @@ def line_of(path: Path, needle: str) -> int:
         if needle in line:
             return i
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+def at(path: Path, needle: str) -> Place:
+    """The place of the first line containing needle, in a target or module a test wrote (the
+    project's root is the file's folder: places name the file by its name)."""
+    return Place(path.name, line_of(path, needle))
 
 
 def kscope_cmd() -> list[str]:

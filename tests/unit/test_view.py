@@ -8,7 +8,7 @@ from kscope.render.view import (
     of_peak,
     vanished,
 )
-from kscope.report.model import Kernel, ModeResult
+from kscope.report.model import Kernel, ModeResult, Place
 
 
 def _mode(*kernels):
@@ -37,8 +37,8 @@ def test_change_since_previous_save():
 def test_which_kernels_a_line_became():
     from kscope.report.model import Report
 
-    eager = _mode(Kernel("aten::add", 1, 1.0, 8, 4, lines=(4,)), Kernel("aten::relu", 1, 1.0, 4, 4, lines=(5,)))
-    compiled = _mode(Kernel("cpp_fused_add_relu_0", 1, 1.0, 8, 4, fused=True, lines=(4, 5)))
+    eager = _mode(Kernel("aten::add", 1, 1.0, 8, 4, lines=(Place("f.py", 4),)), Kernel("aten::relu", 1, 1.0, 4, 4, lines=(Place("f.py", 5),)))
+    compiled = _mode(Kernel("cpp_fused_add_relu_0", 1, 1.0, 8, 4, fused=True, lines=(Place("f.py", 4), Place("f.py", 5))))
     report = Report("f.py", "f", eager=eager, compiled=compiled)
     assert kernels_of_line(report, 5) == (["aten::relu"], ["cpp_fused_add_relu_0"])
     assert kernels_of_line(report, 9) == ([], [])

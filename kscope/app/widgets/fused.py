@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from kscope.render.view import places_text
 from kscope.report.model import Report
 
 
@@ -26,7 +27,7 @@ class FusedKernels(Static):
         for k in compiled.kernels:
             if k.fused:
                 ops = ", ".join(op.removeprefix("aten.") for op in k.ops) or k.what or ""
-                lines = f"  (line {', '.join(map(str, k.lines))})" if k.lines else ""
+                lines = f"  (line {places_text(k.lines, report.home)})" if k.lines else ""
                 table.add_row(k.name, Text(ops + lines))
         breaks = compiled.graph_breaks
         if breaks:

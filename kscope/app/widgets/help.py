@@ -19,7 +19,8 @@ under `torch.profiler`, and shows what ran.
 - **kernels** — each mode's kernels: launches, measured µs per call, traffic; ★ marks kernels inductor generated.
   Select a row for its full name, ops and source lines.
 - **fused kernels** — each generated kernel with the ATen ops it fused; graph breaks with their line.
-- **source** — the target's source: the selected kernel's lines are lit; move along the lines to see which
+- **source** — the file of the selected kernel's lines (the target's, a module it imports, a library's),
+  those lines lit; `[` and `]` move between the files of this run; move along the lines to see which
   kernels each one ended up in, eager and compiled.
 - **code** — the C++ or Triton source inductor generated for the selected compiled kernel.
 - **graph breaks** — how many graphs, each break in plain words with its line and a hint (enter jumps to

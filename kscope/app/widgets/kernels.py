@@ -50,9 +50,12 @@ class KernelTable(Vertical):
         yield Static("", classes="detail")
 
     def show(
-        self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "", peak: float | None = None
+        self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "", peak: float | None = None,
+        home: str | None = None,
     ) -> None:
+        """home: the target's file as places name it (its lines need no file name)."""
         self.mode, self.previous = mode, previous
+        self.home = home if home is not None else getattr(self, "home", "")
         self.peak = peak if peak is not None else self.peak
         table = self.query_one(DataTable)
         rows = kernel_rows(mode, previous)
@@ -113,5 +116,5 @@ class KernelTable(Vertical):
         detail = self.query_one(".detail", Static)
         text = ""
         if self.mode is not None and 0 <= index < len(self.mode.kernels):
-            text = kernel_detail(self.mode.kernels[index], self.peak)
+            text = kernel_detail(self.mode.kernels[index], self.peak, self.home)
         detail.update(text, layout=False)  # fixed height: no new layout of the screen

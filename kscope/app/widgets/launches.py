@@ -54,7 +54,8 @@ class LaunchCounts(Vertical):
         yield Label("", id="launch-change", classes="change")
         yield Label("", id="eager-change", classes="change")
 
-    def show(self, report: Report | None, previous: Report | None, compiling: bool) -> None:
+    def show(self, report: Report | None, previous: Report | None, compiling: bool, saved: str = "") -> None:
+        """saved: the file whose save made this run, when it is not the target (the Δ lines name it)."""
         e = report.eager if report else None
         c = report.compiled if report else None
         self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
@@ -93,4 +94,6 @@ class LaunchCounts(Vertical):
         ):
             if name == "compiled" and previous is not None:
                 name = mode_change(previous, report) or name  # "default→max-autotune": an A/B of modes
+            if saved:
+                name = f"{name}, {saved}"
             self.query_one(label_id, Label).update(change_line(name, then, now, compact=True), layout=False)

@@ -9,7 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from kscope.render.text import fmt_bytes
-from kscope.render.view import autotune_lines
+from kscope.render.view import autotune_lines, places_text
 from kscope.report.model import Report, RoundTrip
 
 
@@ -44,7 +44,7 @@ class RoundTripsPane(OptionList):
                             "written and read back")
             self.add_option(Option(head, disabled=True))
             for trip in trips or ():
-                self.add_option(Option(trip_text(trip), id=f"trip-{len(self._trips)}"))
+                self.add_option(Option(trip_text(trip, report.home), id=f"trip-{len(self._trips)}"))
                 self._trips.append((mode_name, trip))
         # what the compile mode chose: max-autotune's candidates decide which round trips stay
         for line in autotune_lines(report.compiled):
@@ -56,13 +56,13 @@ class RoundTripsPane(OptionList):
             self.post_message(self.Chosen(mode_name, trip))
 
 
-def trip_text(trip: RoundTrip) -> Text:
+def trip_text(trip: RoundTrip, home: str = "") -> Text:
     """"buf0 1.0 MB aten::addmm → cpp_fused_gelu_0 (line 12)", then why and the hint."""
     text = Text(f"{trip.buffer} " + (f"and {trip.count - 1} more like it " if trip.count > 1 else ""), style="bold")
     text.append(f"{fmt_bytes(trip.bytes)}  ", style="bold yellow")
     text.append(f"{trip.producer} → {', '.join(trip.consumers)}")
     if trip.lines:
-        text.append(f"  (line{'s' if len(trip.lines) > 1 else ''} {', '.join(map(str, trip.lines))})", style="dim")
+        text.append(f"  (line{'s' if len(trip.lines) > 1 else ''} {places_text(trip.lines, home)})", style="dim")
     text.append(f"\n  why: {trip.reason}")
     if trip.hint:
         text.append(f"\n  hint: {trip.hint}", style="italic")

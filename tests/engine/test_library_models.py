@@ -1,0 +1,53 @@
+"""A Hugging Face model, as a user runs one: its kernels are placed at the user's call, via the
+library's own lines (transformers/models/gpt2/modeling_gpt2.py), and the library is never watched
+nor re-imported. Runs where transformers is installed (`.ci/run` installs it; it is no dependency
+of kscope's): random weights from a small config, nothing downloaded."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from support.paths import at, write_target
+
+from kscope.engine.run import run
+from kscope.report.request import RunRequest
+
+transformers = pytest.importorskip("transformers")
+
+GPT2 = """\
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+config = GPT2Config(n_layer=2, n_head=2, n_embd=64, vocab_size=512, n_positions=64, bos_token_id=0, eos_token_id=0)
+torch.manual_seed(0)
+model = GPT2LMHeadModel(config).eval()
+
+
+def logits(idx):
+    return model(idx).logits
+
+
+def inputs(device):
+    model.to(device)
+    return (torch.randint(0, 512, (2, 32), device=device),)
+"""
+
+
+def test_a_library_models_kernels_have_the_librarys_lines(tmp_path):
+    path = write_target(tmp_path, GPT2, "gpt2.py")
+    first = run(RunRequest(str(path), None, "cpu", calls=2, no_grad=True))
+    module = sys.modules["transformers.models.gpt2.modeling_gpt2"]
+    report = run(RunRequest(str(path), None, "cpu", calls=2, no_grad=True))
+    assert not first.errors and not report.errors, report.errors
+    assert sys.modules["transformers.models.gpt2.modeling_gpt2"] is module  # a library stays imported
+    call = at(path, "return model(idx).logits")
+    library = "transformers/models/gpt2/modeling_gpt2.py"
+    for mode in (report.eager, report.compiled):
+        placed = [p for k in mode.kernels for p in k.lines]
+        assert placed and all((p.file, p.line) == (call.file, call.line) for p in placed), placed
+        assert any(p.via is not None and p.via.file == library for p in placed)
+    lines = module.__file__ and open(module.__file__).read().splitlines()
+    via = next(p.via for k in report.compiled.kernels for p in k.lines if p.via and p.via.file == library)
+    assert report.sources[library].splitlines()[via.line - 1] == lines[via.line - 1]
+    assert report.files == (str(path),)  # the user's file alone is watched
