@@ -7,30 +7,44 @@ import time
 
 import torch
 
-# Peak DRAM bandwidth in GB/s of common parts, from their vendors' data sheets; matched by name.
-GPU_PEAK_GBPS = (
-    ("H200", 4800.0),
-    ("H100 PCIe", 2000.0),
-    ("H100", 3350.0),
-    ("A100-SXM4-80GB", 2039.0),
-    ("A100 80GB PCIe", 1935.0),
-    ("A100", 1555.0),
-    ("L40S", 864.0),
-    ("L4", 300.0),
-    ("A10G", 600.0),
-    ("A10", 600.0),
-    ("V100", 900.0),
-    ("T4", 320.0),
-    ("RTX 4090", 1008.0),
-    ("RTX 3090", 936.0),
-)
+# Peak DRAM bandwidth in GB/s, from the vendors' data sheets, by the exact name CUDA reports
+# (torch.cuda.get_device_name, vendor prefix dropped). A name not in the table has no known peak:
+# "NVIDIA L40" is not an L4 (300 GB/s; the L40 has 864), a GH200 is not an H200.
+GPU_PEAK_GBPS = {
+    "H200": 4800.0,
+    "H100 80GB HBM3": 3350.0,
+    "H100 PCIe": 2000.0,
+    "H100 NVL": 3900.0,
+    "A100-SXM4-80GB": 2039.0,
+    "A100-SXM4-40GB": 1555.0,
+    "A100 80GB PCIe": 1935.0,
+    "A100-PCIE-40GB": 1555.0,
+    "L40S": 864.0,
+    "L40": 864.0,
+    "L4": 300.0,
+    "A10G": 600.0,
+    "A10": 600.0,
+    "V100-SXM2-16GB": 900.0,
+    "V100-SXM2-32GB": 900.0,
+    "V100-PCIE-16GB": 900.0,
+    "V100-PCIE-32GB": 900.0,
+    "T4": 320.0,
+    "RTX 4090": 1008.0,
+    "RTX 3090": 936.0,
+}
+_VENDOR = ("NVIDIA GeForce ", "NVIDIA ", "Tesla ", "GeForce ")
 
 
 def gpu_peak(name: str) -> tuple[float | None, str]:
-    for part, gbps in GPU_PEAK_GBPS:
-        if part in name:
-            return gbps, f"data sheet of {part}"
-    return None, f"unknown part ({name})"
+    """The data sheet's peak for exactly this part; None (unknown, said why) for any other."""
+    part = name.strip()
+    for prefix in _VENDOR:
+        if part.startswith(prefix):
+            part = part[len(prefix):]
+            break
+    if part in GPU_PEAK_GBPS:
+        return GPU_PEAK_GBPS[part], f"data sheet of {part}"
+    return None, f"unknown: {name!r} is not in kscope's table of data sheets (engine/bandwidth.py)"
 
 
 @functools.lru_cache(maxsize=None)
