@@ -37,7 +37,7 @@ class EagerRun:
     notes: tuple[str, ...] = ()
 
 
-def run_eager(target: Target, device: torch.device, calls: int, user_file: str, keep: Keep | None = None) -> EagerRun:
+def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | None = None) -> EagerRun:
     """`keep`: handed the trace of the `calls` profiled calls (--trace-dir)."""
     call = target.runner()
 
@@ -47,7 +47,7 @@ def run_eager(target: Target, device: torch.device, calls: int, user_file: str, 
 
     # One call, untimed, under dispatch accounting: bytes and lines per op, and which ops the
     # dispatcher ran once composite ops were decomposed.
-    mode = TrafficMode(user_file)
+    mode = TrafficMode()
 
     returned: set = set()
 

@@ -36,11 +36,10 @@ _loaded: set[str] = set()  # the names of the modules of the user's this run imp
 
 @functools.cache
 def library_roots() -> tuple[str, ...]:
-    """Where the interpreter's installation keeps code: stdlib and site-packages, as named here."""
+    """Where the interpreter's installation keeps code: the stdlib and the site-packages folders."""
     paths = sysconfig.get_paths()
-    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
-    return tuple(sorted({os.path.realpath(r) for r in roots if r}))
+    stdlib = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}
+    return tuple(sorted(stdlib | set(_site_roots())))
 
 
 @functools.cache
@@ -71,17 +70,11 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _file_of(module) -> str | None:
-    f = getattr(module, "__file__", None)
-    return f if isinstance(f, str) else None
-
-
 def forget_user_modules() -> list[str]:
     """Take out of sys.modules the user's modules the last run imported (the next import of each
     reads its file again); their names. Only those: the modules of whoever runs kscope in its own
     process (a test runner, a notebook) are not the run's and stay."""
-    gone = [name for name, m in list(sys.modules.items())
-            if name in _loaded or name.startswith("__kscope_target_") and is_user_file(_file_of(m))]
+    gone = [name for name in list(sys.modules) if name in _loaded]
     for name in gone:
         del sys.modules[name]
     _loaded.clear()
@@ -131,12 +124,17 @@ class FreshLoader(importlib.machinery.SourceFileLoader):
 
 
 class FreshFinder:
-    """Ahead of the path finder on sys.meta_path: the same module it finds, loaded by FreshLoader
-    when the file is the user's."""
+    """First on sys.meta_path: the spec the other finders give (the path finder, an editable
+    install's finder, ...), loaded by FreshLoader when its file is the user's."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        spec = None
+        for finder in sys.meta_path:
+            if finder is not cls and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return spec
         if not is_user_file(spec.origin):

@@ -98,7 +98,7 @@ def run(
         return replace(report, traces=export.traces(), notes=report.notes + export.take_notes())
 
     try:
-        eager = run_eager(target, device, request.calls, path, keep=export.keeper("eager") if export else None)
+        eager = run_eager(target, device, request.calls, keep=export.keeper("eager") if export else None)
     except TargetError as e:
         return finished(report, start, target_error(e, path))
     except Exception as e:

@@ -158,7 +158,7 @@ class _SizeFailed(Exception):
 def _measure(target, device, path, store, n, kept, first: bool, cold: bool, options) -> SweepPoint:
     started = time.perf_counter()
     try:
-        eager = run_eager(target, device, CALLS, path)
+        eager = run_eager(target, device, CALLS)
     except Exception as e:
         raise _SizeFailed("eager") from e
 

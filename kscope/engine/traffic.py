@@ -15,7 +15,6 @@ belongs to.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 
@@ -71,9 +70,8 @@ def _distinct_bytes(tensors: list[torch.Tensor]) -> int:
 class TrafficMode(TorchDispatchMode):
     """Records bytes read and written, and the place the op was issued from, for each ATen op dispatched."""
 
-    def __init__(self, user_file: str):
+    def __init__(self):
         super().__init__()
-        self.user_file = os.path.realpath(user_file)
         self.ops: list[OpTraffic] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

@@ -6,6 +6,7 @@ The only place that knows the JSON: the models in this package never import it
 from __future__ import annotations
 
 import dataclasses
+import os.path
 from typing import Any
 
 from kscope.report.compile import Autotune, AutotuneChoice, CompileOptions, CudaGraphs
@@ -105,8 +106,6 @@ def report_from_dict(d: dict[str, Any]) -> Report:
 
 def _home(d: dict[str, Any]) -> str:
     """The target's file as a place names it (for a Report from before schema 9, which had none)."""
-    import os.path
-
     return os.path.relpath(d["file"], d["root"]) if d.get("root") else os.path.basename(d["file"])
 
 

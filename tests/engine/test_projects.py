@@ -191,3 +191,34 @@ def test_a_cache_hit_after_lines_moved_in_the_imported_file_has_the_new_line(pro
     path.write_text("# two lines\n# that move the op down\n" + path.read_text())
     (kernel,) = once(project).compiled.kernels
     assert kernel.lines == (at(path, "return (a + b).relu()"),) and kernel.lines != before
+
+
+class _EditableFinder:
+    """What `pip install -e` puts on sys.meta_path today (setuptools' __editable__ finder): a
+    package found by name, from a folder that is not on sys.path."""
+
+    def __init__(self, name: str, folder):
+        self.name, self.folder = name, folder
+
+    def find_spec(self, name, path=None, target=None):
+        import importlib.util
+
+        if name == self.name:
+            return importlib.util.spec_from_file_location(name, self.folder / name / "__init__.py",
+                                                          submodule_search_locations=[str(self.folder / name)])
+        return None
+
+
+def test_an_editable_install_of_the_users_package_is_theirs_and_fresh(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    (src / "edpkg").mkdir(parents=True)
+    (src / "edpkg" / "__init__.py").write_text(model("return (a + b).relu()"))
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, _EditableFinder("edpkg", src)])
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "bench.py").write_text(BENCH.replace("from model import block", "from edpkg import block"))
+    assert [k.name for k in once(work).compiled.kernels] == ["cpp_fused_add_relu_0"]
+    (src / "edpkg" / "__init__.py").write_text(model("return (a + b).relu() * 2"))
+    report = once(work)
+    assert [k.name for k in report.compiled.kernels] == ["cpp_fused_add_mul_relu_0"]
+    assert str(src / "edpkg" / "__init__.py") in report.files  # watched
