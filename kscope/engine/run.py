@@ -107,7 +107,7 @@ def run(
     if isinstance(target.step, BackwardStep):
         report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
     if on_eager is not None:
-        on_eager(with_files(replace(report, wall_s=time.perf_counter() - start)))
+        on_eager(with_files(replace(report, wall_s=time.perf_counter() - start), texts=False))
 
     def time_it(compiled_call, compiled_call_s: float):
         # Both halves ran: time them against each other, in turn.
@@ -156,14 +156,17 @@ def finished(report: Report, start: float, error: RunError | None = None) -> Rep
     return with_files(replace(report, errors=errors, wall_s=time.perf_counter() - start))
 
 
-def with_files(report: Report) -> Report:
-    """Report.files, root and sources as this run left them (engine.project)."""
-    places = [p for m in (report.eager, report.compiled) if m is not None
-              for rows in (m.kernels, m.round_trips or ()) for row in rows for p in row.lines]
-    sources = project.sources(places)
-    home = project.display(report.file)
-    if report.source:
-        sources.setdefault(home, report.source)
+def with_files(report: Report, texts: bool = True) -> Report:
+    """Report.files, root and sources as this run left them (engine.project). texts=False: the
+    eager half's early report, which the app shows at once, carries no file's text (a library
+    model's files are most of a Report: GPT-2's 205 kB of 322 kB); the final report does."""
+    sources = {}
+    if texts:
+        places = [p for m in (report.eager, report.compiled) if m is not None
+                  for rows in (m.kernels, m.round_trips or ()) for row in rows for p in row.lines]
+        sources = project.sources(places)
+        if report.source:
+            sources.setdefault(project.display(report.file), report.source)
     return replace(report, files=project.files() or (report.file,), root=project.root(), sources=sources)
 
 

@@ -343,7 +343,7 @@ class Report:
     """The project's root, absolute: the folder places' project files are relative to."""
     sources: dict[str, str] = field(default_factory=dict, hash=False)
     """Place file -> its text as it ran, for every file that holds a place of this run (the
-    target's among them): what the source tab shows."""
+    target's among them): what the source tab shows. Empty in the eager half's early report."""
 
     @property
     def home(self) -> str:
