@@ -94,7 +94,7 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
 
 TRAFFIC_RULE = (
     "dispatch accounting: each op reads each distinct input storage once and writes its outputs; "
-    "aliasing ops move nothing; a gather reads the elements it gathers and its indices"
+    "aliasing ops move nothing; a gather reads min(the elements it gathers, its source) and its indices"
 )
 
 

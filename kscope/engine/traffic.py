@@ -7,8 +7,9 @@ reads x once, `(a + b).relu()` reads a, b, writes tmp, reads tmp, writes c.
   views, `detach`, `alias`, and `_unsafe_view` (which `matmul`/`linear` dispatch after `mm`,
   although torch does not flag it as a view). In-place ops (`add_`, `relu_`) mutate: they count.
 - A gather (`index`, `embedding`, `gather`, `index_select`, `take`, NLL loss's pick of the target
-  class) reads the elements it gathers, each once, repeats included, plus its indices, not the
-  whole table.
+  class) reads min(the elements it gathers, its whole source) plus its indices: a few rows of a
+  table are not the table, and rows drawn twice are not read twice from memory once the whole
+  table has been read.
 Each op runs inside a profiler marker (`kscope::op#N`), so the chrome trace tells which launch it
 belongs to.
 """
@@ -116,7 +117,7 @@ def op_traffic(func, args, kwargs, out) -> tuple[int, int]:
     counted = outputs if count_at is None else [args[count_at]] if len(args) > count_at else []
     if not isinstance(source, torch.Tensor) or not all(isinstance(t, torch.Tensor) for t in counted):
         return _distinct_bytes(inputs), _distinct_bytes(outputs)
-    gathered = sum(t.numel() for t in counted) * source.element_size()
+    gathered = min(sum(t.numel() for t in counted) * source.element_size(), tensor_bytes(source))
     rest = [t for t in inputs if t is not source]
     return gathered + _distinct_bytes(rest), _distinct_bytes(outputs)
 

@@ -12,7 +12,8 @@ does two things inductor's log does not:
   several scheduler nodes can share one C++ kernel: they add up.)
 - It corrects three counts. Gathers: for an indirect load (`table[idx]`, an embedding) inside a
   fused node inductor counts the whole table; kscope counts the elements the loop loads, one per
-  iteration of the node that loads it, repeats included. Unused outputs: a library call writes all
+  iteration of the node that loads it, and never more than the table holds (the rule the eager
+  half uses: min(the elements gathered, the whole source), plus the indices, counted apart). Unused outputs: a library call writes all
   its outputs (attention's log-sum-exp, sort's indices) though inductor counts only the ones the
   graph uses. Constants: a parameter frozen into the graph (`freezing=True`) is a constant, which
   inductor leaves out of its count, though the kernel reads it at every call.
@@ -187,7 +188,9 @@ def _buffer_bytes(buf) -> int:
 
 def _gathered_bytes(node, name: str) -> int | None:
     """Bytes of `name` a node loads through indirect indices, or None if it loads it directly.
-    Each distinct indirect load reads one element per iteration of the node doing it."""
+    Each distinct indirect load reads one element per iteration of the node doing it (its index
+    is a loaded value: `a[b]` indexes by `tmp0` alone, whose own ranges are empty), at most the
+    whole buffer."""
     from torch._inductor.dependencies import MemoryDep
     from torch._inductor.utils import get_dtype_size
     from torch._inductor.virtualized import V
@@ -207,10 +210,27 @@ def _gathered_bytes(node, name: str) -> int | None:
     buffer = V.graph.get_buffer(name)
     if buffer is None:
         return None
-    elements = sum(math.prod(_hint(s) for s in dep.size) for dep in indirect.values())
+    loaded = {key: _iterations(sn) for sn in node.get_nodes() for key in _indirect_keys(sn, name)}
+    elements = sum(max(math.prod(_hint(s) for s in dep.size), loaded.get(key, 0)) for key, dep in indirect.items())
     if direct:
-        elements += min(direct, _hint(V.graph.get_numel(name)))
-    return elements * get_dtype_size(buffer.get_dtype())
+        elements += direct
+    return min(elements, _hint(V.graph.get_numel(name))) * get_dtype_size(buffer.get_dtype())
+
+
+def _indirect_keys(sn, name: str) -> list[tuple]:
+    from torch._inductor.dependencies import MemoryDep
+
+    return [
+        (_TMP.sub("tmp", str(dep.index)), tuple(dep.size))
+        for dep in sn.read_writes.reads
+        if isinstance(dep, MemoryDep) and dep.name == name and dep.is_indirect()
+    ]
+
+
+def _iterations(sn) -> int:
+    """How many times a scheduler node's loop body runs (its pointwise ranges by its reduction's)."""
+    ranges = getattr(sn, "_sizes", None) or ()
+    return math.prod(_hint(s) for group in ranges for s in group)
 
 
 def _hint(expr) -> int:

@@ -1,0 +1,67 @@
+"""Truths found on real clients (issue 22), on real torch (CPU), every number derived here from
+the shapes: gathers, ops that run no kernel, custom ops.
+
+A gather reads min(the elements it gathers, its whole source) plus its indices, in both modes.
+"""
+
+from __future__ import annotations
+
+from support.paths import write_target
+
+from kscope.engine.run import run
+from kscope.report.request import RunRequest
+
+F32, I32, I64 = 4, 4, 8
+
+
+def run_file(path):
+    report = run(RunRequest(str(path), None, "cpu", calls=3))
+    assert not report.errors, report.errors
+    return report
+
+
+def test_a_gather_of_single_elements_reads_each_element_it_gathers(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def pick(a, b):
+            return a[b]
+
+        def inputs(device):
+            a = torch.randn(10, device=device)
+            return a, torch.randperm(10, device=device).to(torch.int32)
+        """,
+    )
+    r = run_file(path)
+    gathered, indices, out = 10 * F32, 10 * I32, 10 * F32
+    for mode in (r.eager, r.compiled):
+        assert mode.launches == 1
+        assert (mode.bytes_read, mode.bytes_written) == (gathered + indices, out)
+
+
+def test_a_gather_that_repeats_rows_reads_no_more_than_its_source(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+
+        def rows_cos(a, b):
+            return a[b].cos()
+
+        def inputs(device):
+            a = torch.randn(10, 10, device=device)
+            return a, torch.arange(20, device=device) % 10
+        """,
+    )
+    r = run_file(path)
+    source, drawn, indices, out = 10 * 10 * F32, 20 * 10 * F32, 20 * I64, 20 * 10 * F32
+    assert drawn > source  # every row twice: the whole table, once
+    # eager: index (reads the table once and the indices, writes 20 rows), then cos
+    assert r.eager.launches == 2
+    assert r.eager.bytes_read == (source + indices) + out
+    assert r.eager.bytes_written == out + out
+    # compiled: one fused kernel gathers and takes the cosine
+    assert r.compiled.launches == 1
+    assert (r.compiled.bytes_read, r.compiled.bytes_written) == (source + indices, out)
