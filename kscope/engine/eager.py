@@ -21,7 +21,7 @@ from kscope.engine.traffic import TrafficMode, storages
 from kscope.report.model import Kernel, ModeResult
 from kscope.report.place import Place, sorted_places
 from kscope.trace.collectives import per_call
-from kscope.trace.kernels import Launch, TraceSummary, summarize
+from kscope.trace.kernels import Dispatched, Launch, TraceSummary, summarize
 
 WARMUP_CALLS = 2
 
@@ -32,8 +32,9 @@ class EagerRun:
     per_launch: dict[tuple[str, str], tuple[int, int, tuple[int, ...]]]
     """(phase, launch name) -> (bytes read, bytes written, lines) of one launch: the compiled half
     uses them for ops that run outside any compiled graph."""
-    dispatched: frozenset[str]
-    """The ops the dispatcher ran: what decides which op of a composite is a launch."""
+    dispatched: Dispatched
+    """The ops the dispatcher ran, and the ops under which it ran none: what decides which op of
+    a composite is a launch, and which op is none."""
     notes: tuple[str, ...] = ()
 
 
@@ -58,8 +59,8 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
         return out
 
     events = record_events(accounted, device, 1)
-    dispatched = frozenset(mode.dispatched)
-    accounting = summarize(events, is_nonwork, dispatched)
+    accounting = summarize(events, is_nonwork, Dispatched(frozenset(mode.dispatched)))
+    dispatched = Dispatched(frozenset(mode.dispatched), accounting.silent)
     timed = profile_calls(call, device, calls, dispatched, keep)
 
     by_owner: dict[int, list] = defaultdict(list)

@@ -5,18 +5,19 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from kscope.trace.kernels import (
-    CALL_PREFIX,
     NONWORK_OPS,
+    Dispatched,
     TraceSummary,
     load_trace,
     summarize,
 )
+from kscope.trace.nest import CALL_PREFIX
 
 
 def synchronize(device: torch.device) -> None:
@@ -32,11 +33,11 @@ def profile_calls(
     fn: Callable[[], object],
     device: torch.device,
     calls: int,
-    dispatch_ops: Collection[str] | None = None,
+    dispatched: Dispatched | None = None,
     keep: Keep | None = None,
 ) -> TraceSummary:
     """Profile `calls` calls of fn (synchronizing after each on CUDA) and summarize the trace."""
-    return summarize(record_events(fn, device, calls, keep), is_nonwork, dispatch_ops)
+    return summarize(record_events(fn, device, calls, keep), is_nonwork, dispatched)
 
 
 def record_events(fn: Callable[[], object], device: torch.device, calls: int, keep: Keep | None = None) -> list[dict]:

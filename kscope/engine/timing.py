@@ -38,7 +38,7 @@ import torch
 
 from kscope.engine.profiling import is_nonwork, record_labelled, synchronize
 from kscope.report.model import ModeResult, Speedup
-from kscope.trace.kernels import TraceSummary, summarize
+from kscope.trace.kernels import Dispatched, TraceSummary, summarize
 
 FLOOR_ROUNDS = 3
 """Rounds always timed, however slow a call is."""
@@ -180,7 +180,7 @@ def time_both(
     eager: Callable[[], object],
     compiled: Callable[[], object],
     device: torch.device,
-    dispatched=None,
+    dispatched: Dispatched | None = None,
     cold: bool = False,
     round_s: float | None = None,
     budget_s: float = BUDGET_S,

@@ -5,7 +5,11 @@ decomposed). Each op reads each distinct input storage once and writes its outpu
 reads x once, `(a + b).relu()` reads a, b, writes tmp, reads tmp, writes c.
 - An op whose outputs all live in its inputs' storage and that mutates nothing moves no data:
   views, `detach`, `alias`, and `_unsafe_view` (which `matmul`/`linear` dispatch after `mm`,
-  although torch does not flag it as a view). In-place ops (`add_`, `relu_`) mutate: they count.
+  although torch does not flag it as a view). In-place ops (`add_`, `relu_`) mutate: they count;
+  `copy_`, `fill_`, `zero_` and the random fills (`bernoulli_`, train dropout's mask) write `self`
+  without reading it.
+- An op under which the dispatcher runs nothing (eval `dropout` returns its input) is seen by no
+  TorchDispatchMode: it moves nothing, and it is no launch either (trace.kernels).
 - A gather (`index`, `embedding`, `gather`, `index_select`, `take`, NLL loss's pick of the target
   class) reads min(the elements it gathers, its whole source) plus its indices: a few rows of a
   table are not the table, and rows drawn twice are not read twice from memory once the whole
@@ -183,8 +187,18 @@ def _only_aliases(func, args, kwargs, out) -> bool:
     return all(_storage_key(t) in inputs and _storage_key(t) is not None for t in outputs)
 
 
-# In-place ops whose result does not depend on what `self` held: they write it without reading it.
-_OVERWRITES = {torch.ops.aten.copy_, torch.ops.aten.fill_, torch.ops.aten.zero_}
+# In-place ops whose result does not depend on what `self` held: they write it without reading it
+# (the random fills too: train-mode dropout draws its mask with bernoulli_ into new memory).
+_OVERWRITES = {
+    torch.ops.aten.copy_,
+    torch.ops.aten.fill_,
+    torch.ops.aten.zero_,
+    torch.ops.aten.bernoulli_,
+    torch.ops.aten.uniform_,
+    torch.ops.aten.normal_,
+    torch.ops.aten.random_,
+    torch.ops.aten.exponential_,
+}
 
 
 def _write_only_args(func, args, kwargs) -> set[int]:

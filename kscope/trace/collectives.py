@@ -74,7 +74,7 @@ def is_collective_op(name: str) -> bool:
 
 
 def find_collectives(nodes: list, launches: list) -> list[CollectiveEvent]:
-    """The collectives among a forest's nodes (kernels._Node, in time order), each tied to the
+    """The collectives among a forest's nodes (nest.Node, in time order), each tied to the
     launches (kernels.Launch, their `owner` a node index) just before and after it."""
     found: list[tuple[Any, CollectiveEvent]] = []
     waits, backends = [], []

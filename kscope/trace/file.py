@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kscope.report.json_numbers import json_number
-from kscope.trace.kernels import CALL_PREFIX, TraceSummary, summarize
+from kscope.trace.kernels import TraceSummary, summarize
+from kscope.trace.nest import CALL_PREFIX
 
 
 @dataclass(frozen=True)

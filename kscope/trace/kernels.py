@@ -15,6 +15,10 @@ Rules:
   TorchDispatchMode saw), the outermost such ops under each top-level op are the launches
   (`aten::cross_entropy_loss` is two: `_log_softmax` and `nll_loss_forward`), and the top-level op
   is kept as the composite the user wrote; otherwise (a saved trace) the top-level op itself.
+  A top-level op under which the dispatcher ran nothing (eval `dropout` returns its input) ran no
+  kernel: no launch. Dispatch accounting's trace shows it (no `kscope::op#N` marker under the op,
+  on a thread where the accounting ran); its names are handed on (`Dispatched.silent`) to the
+  traces of the timed calls, which carry no markers.
 - Compiled code runs under `## Call CompiledFxGraph KEY ##`, KEY being inductor's FX-graph-cache
   key: each launch keeps it, so it can be tied to the graph that made it (forward or backward).
 - Phase: a launch under `autograd::engine::evaluate_function: XBackward0` is backward (it keeps
@@ -29,10 +33,11 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kscope.trace.collectives import find_collectives
+from kscope.trace.nest import OP_NAMESPACES, Node, build_cpu_forest
 
 # Views, metadata and allocation: ATen ops that move no data by themselves. Composite ops that
 # may or may not copy (reshape, contiguous, to, ...) are listed too: their children decide.
@@ -53,19 +58,18 @@ _CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?(cpp_\w+)$")
 _TEMPLATE_KERNEL = re.compile(r"^graph_\d+_(\w+_kernel)$")
 """A C++ template kernel's profiler label ("graph_0_gemm_m256n1024k512_kernel"): inductor's
 max-autotune GEMM, labelled by the template rather than by its Python name (see provenance)."""
-_REGION = re.compile(r"^Torch-Compiled Region: (\d+/\d+)")
-_CALL_KEY = re.compile(r"^## Call CompiledFxGraph (\S+) ##")
 MARKER_PREFIX = "kscope::op#"
-CALL_PREFIX = "kscope::call#"
-"""record_function around each profiled call ("kscope::call#3"): launches say which call they were in."""
-_SEGMENT = re.compile(re.escape(CALL_PREFIX) + r"(.*)$")
-_BACKWARD = "autograd::engine::evaluate_function:"
-OP_NAMESPACES = ("aten::", "mkl::", "mkldnn::", "onednn::", "quantized::")
-"""Operators that do work: ATen's, and the CPU libraries' that inductor calls on frozen weights
-(`mkl::_mkl_linear`, `mkldnn::_linear_pointwise`)."""
 GRAPH_LAUNCH = "cudaGraphLaunch"
 """The runtime call that replays a CUDA graph: the kernels inside share its correlation id."""
-_OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    """What dispatch accounting saw: the ops the dispatcher ran (profiler names, "aten::_log_softmax"),
+    and the top-level ops under which it ran none, at least once (TraceSummary.silent)."""
+
+    ops: frozenset[str]
+    silent: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -111,6 +115,9 @@ class TraceSummary:
     Launch.seq, what ties a backward launch to the forward op (and line) it came from."""
     collectives: list = field(default_factory=list)
     """engine.collectives.CollectiveEvent: the collectives that ran (never launches)."""
+    silent: frozenset[str] = frozenset()
+    """A dispatch-accounting trace: top-level ops under which the dispatcher ran nothing (they
+    returned an input's storage, or nothing): no launch."""
 
     def only(self, prefix: str) -> TraceSummary:
         """What ran in the profiled calls whose marker label starts with prefix ("c" of "c3")."""
@@ -125,53 +132,6 @@ class TraceSummary:
         )
 
 
-class _Node:
-    """A host event in its nest, with what it inherits from the events around it (worked out
-    once, when the nest is built: traces of thousands of ops are common)."""
-
-    __slots__ = (
-        "idx", "ev", "name", "parent", "children", "top", "call", "segment", "region", "phase", "seq", "autograd"
-    )
-
-    def __init__(self, idx: int, ev: dict, parent: _Node | None):
-        self.idx, self.ev, self.parent, self.children = idx, ev, parent, []
-        self.name: str = ev.get("name", "")
-        self.top: _Node | None = parent.top if parent is not None else None
-        """The outermost ATen op at or above this event."""
-        if self.top is None and self.name.startswith(OP_NAMESPACES):
-            self.top = self
-        self.call = self.segment = self.region = self.seq = self.autograd = None
-        self.phase = "forward"
-        if parent is not None:
-            self.call, self.segment, self.region = parent.call, parent.segment, parent.region
-            self.phase, self.seq, self.autograd = parent.phase, parent.seq, parent.autograd
-        if self.name[:1] in ("#", "k", "T"):  # "## Call…", "kscope::call#…", "Torch-Compiled Region…"
-            self.call = _match(_CALL_KEY, self.name) or self.call
-            self.segment = _match(_SEGMENT, self.name) or self.segment
-            self.region = _match(_REGION, self.name) or self.region
-        elif self.name.startswith(_BACKWARD):
-            self.phase, self.seq = "backward", ev.get("args", {}).get("Sequence number")
-            self.autograd = self.name[len(_BACKWARD):].strip().removeprefix("torch::autograd::")
-        elif self.name.startswith(_OPTIMIZER):
-            self.phase = "optimizer"
-
-    def ancestors(self) -> Iterable[_Node]:
-        p = self.parent
-        while p is not None:
-            yield p
-            p = p.parent
-
-    def walk(self) -> Iterable[_Node]:
-        yield self
-        for c in self.children:
-            yield from c.walk()
-
-
-def _match(pattern: re.Pattern, name: str) -> str | None:
-    m = pattern.match(name)
-    return m.group(1) if m else None
-
-
 def load_trace(path: str) -> list[dict]:
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -182,16 +142,17 @@ def load_trace(path: str) -> list[dict]:
 def summarize(
     events: list[dict],
     is_nonwork: Callable[[str], bool] | None = None,
-    dispatch_ops: Collection[str] | None = None,
+    dispatched: Dispatched | None = None,
 ) -> TraceSummary:
     """Classify a trace's events into launches (see the module docstring for the rules)."""
     nonwork = is_nonwork or (lambda name: name in NONWORK_OPS)
-    nodes = _build_cpu_forest(events)
+    nodes = build_cpu_forest(events)
     is_cuda = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
-    summary = TraceSummary(device="cuda" if is_cuda else "cpu")
-    rules = _OpRules(nonwork, dispatch_ops)
+    silent_nodes, silent_names = _silent_tops(nodes)
+    summary = TraceSummary(device="cuda" if is_cuda else "cpu", silent=silent_names)
+    rules = _OpRules(nonwork, dispatched, silent_nodes)
 
-    made_node: dict[int, _Node] = {}
+    made_node: dict[int, Node] = {}
     for n in nodes:
         if n.name.startswith(MARKER_PREFIX):
             op = rules.launch_op(n)
@@ -275,35 +236,57 @@ def summarize(
     return summary
 
 
+def _silent_tops(nodes: list[Node]) -> tuple[set[int], frozenset[str]]:
+    """In a dispatch-accounting trace (it has kscope::op# markers): the top-level ops, on a thread
+    the accounting ran on, with no marker under them, and their names. A name may run nothing
+    once and work another time (eval and train dropout): where it works it decomposes into ops
+    the profiler records under it, so a timed trace tells the two apart by children."""
+    marked = {(n.ev.get("pid"), n.ev.get("tid")) for n in nodes if n.name.startswith(MARKER_PREFIX)}
+    if not marked:
+        return set(), frozenset()
+    silent = {
+        n.idx: n.name
+        for n in nodes
+        if n.top is n
+        and (n.ev.get("pid"), n.ev.get("tid")) in marked
+        and not any(d.name.startswith(MARKER_PREFIX) for d in n.walk())
+    }
+    return set(silent), frozenset(silent.values())
+
+
 class _OpRules:
     """Which ATen op of a nest is the launch (see the module docstring)."""
 
-    def __init__(self, nonwork: Callable[[str], bool], dispatch_ops: Collection[str] | None):
-        self.nonwork, self.dispatch_ops = nonwork, dispatch_ops
-        self._launches: dict[int, list[_Node]] = {}
+    def __init__(self, nonwork: Callable[[str], bool], dispatched: Dispatched | None, silent_nodes: set[int]):
+        self.nonwork = nonwork
+        self.dispatch_ops = dispatched.ops if dispatched is not None else None
+        self.silent_names = dispatched.silent if dispatched is not None else frozenset()
+        self.silent_nodes = silent_nodes
+        self._launches: dict[int, list[Node]] = {}
 
-    def works(self, n: _Node) -> bool:
+    def works(self, n: Node) -> bool:
         return not all(self.nonwork(d.name) for d in n.walk() if d.name.startswith(OP_NAMESPACES))
 
-    def launches_under(self, top: _Node) -> list[_Node]:
+    def launches_under(self, top: Node) -> list[Node]:
         """The launches of one top-level ATen op."""
         if top.idx not in self._launches:
             found = [d for d in self._outermost_dispatched(top) if self.works(d)] if self.dispatch_ops else []
-            if not found and self.works(top):
+            ran_nothing = top.idx in self.silent_nodes or (top.name in self.silent_names and not top.children)
+            if not found and not ran_nothing and self.works(top):
                 found = [top]
             self._launches[top.idx] = found
         return self._launches[top.idx]
 
-    def _outermost_dispatched(self, n: _Node) -> list[_Node]:
+    def _outermost_dispatched(self, n: Node) -> list[Node]:
         if n.name in self.dispatch_ops:
             return [n]
         return [x for c in n.children for x in self._outermost_dispatched(c)]
 
-    def is_launch(self, n: _Node) -> bool:
+    def is_launch(self, n: Node) -> bool:
         top = n.top
         return top is not None and any(x is n for x in self.launches_under(top))
 
-    def launch_op(self, n: _Node) -> _Node | None:
+    def launch_op(self, n: Node) -> Node | None:
         """The launch at or above n, else the top-level ATen op above it (or None)."""
         top = n.top
         if top is None:
@@ -314,53 +297,3 @@ class _OpRules:
         return top
 
 
-def _build_cpu_forest(events: list[dict]) -> list[_Node]:
-    """Nest host-side complete events by time on each thread; return them in time order."""
-    host = [
-        e
-        for e in events
-        if e.get("ph") == "X"
-        and e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
-    ]
-    host.sort(key=lambda e: (e.get("pid"), e.get("tid"), e.get("ts", 0), -e.get("dur", 0)))
-    nodes: list[_Node] = []
-    stack: list[_Node] = []
-    ends: list[float] = []
-    thread = None
-    for i, e in enumerate(host):
-        key = (e.get("pid"), e.get("tid"))
-        if key != thread:
-            stack, ends, thread = [], [], key
-        start = float(e.get("ts", 0))
-        while stack and start >= ends[-1]:
-            stack.pop()
-            ends.pop()
-        node = _Node(i, e, stack[-1] if stack else None)
-        if stack:
-            stack[-1].children.append(node)
-        stack.append(node)
-        ends.append(_end(e))
-        nodes.append(node)
-    nodes.sort(key=lambda n: float(n.ev.get("ts", 0)))
-    _adopt_other_threads(nodes)
-    return nodes
-
-
-def _adopt_other_threads(nodes: list[_Node]) -> None:
-    """An event outside any profiled call's marker on its own thread, but that starts inside one
-    on another (autograd's engine threads), belongs to that call."""
-    calls = [(float(n.ev.get("ts", 0)), _end(n.ev), n.segment) for n in nodes if n.segment and n.name.startswith(CALL_PREFIX)]
-    if not calls:
-        return
-    for n in nodes:
-        if n.parent is not None or n.segment is not None:
-            continue
-        start = float(n.ev.get("ts", 0))
-        segment = next((seg for begin, end, seg in calls if begin <= start < end), None)
-        if segment is not None:
-            for d in n.walk():
-                d.segment = d.segment or segment
-
-
-def _end(e: dict) -> float:
-    return float(e.get("ts", 0)) + float(e.get("dur", 0))

@@ -65,3 +65,38 @@ def test_a_gather_that_repeats_rows_reads_no_more_than_its_source(tmp_path):
     # compiled: one fused kernel gathers and takes the cosine
     assert r.compiled.launches == 1
     assert (r.compiled.bytes_read, r.compiled.bytes_written) == (source + indices, out)
+
+
+def test_eval_dropout_runs_no_kernel_and_train_dropout_runs_its_own(tmp_path):
+    path = write_target(
+        tmp_path,
+        """
+        import torch
+        import torch.nn.functional as F
+
+        def dropouts(x):
+            kept = F.dropout(x, 0.1, training=False)
+            return kept * 2, F.dropout(x, 0.5, training=True)
+
+        def inputs(device):
+            return (torch.randn(1000, device=device),)
+        """,
+    )
+    r = run_file(path)
+    n, seed = 1000 * F32, 8
+    # eval dropout returns x itself: no launch, no bytes, no row
+    assert not any("dropout" in k.name and "›" not in k.name for k in r.eager.kernels)
+    rows = {k.name: (k.launches, k.bytes_read, k.bytes_written) for k in r.eager.kernels}
+    # train dropout: bernoulli_ draws the mask (writes it, reads nothing), div_ scales it in place,
+    # mul applies it; then the eval half's `* 2`
+    assert rows == {
+        "aten::dropout › bernoulli_": (1, 0, n),
+        "aten::dropout › div_": (1, n, n),
+        "aten::dropout › mul": (1, n + n, n),
+        "aten::mul": (1, n, n),
+    }
+    assert r.eager.launches == 4
+    # compiled: one seed (an int64) for the random draws, then one kernel reading x and the seed
+    # and writing both outputs
+    assert r.compiled.launches == 2
+    assert (r.compiled.bytes_read, r.compiled.bytes_written) == (n + seed, seed + n + n)
