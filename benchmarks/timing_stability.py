@@ -49,12 +49,12 @@ def main() -> None:
         return
     print(f"# timing stability, {datetime.date.today()}, torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} threads, {args.runs} runs per sample\n")
-    print("| sample | verdicts (kernel time) | flips | ratio eager÷compiled: min / median / max | "
-          "kernel time eager → compiled (median of runs) | call ratio: median | timed calls per run | s per run |")
+    print("| sample | verdicts (call time) | flips | call ratio eager÷compiled: min / median / max | "
+          "kernel time eager → compiled (median of runs) | kernel ratio: median | timed calls per run | s per run |")
     print("|---|---|---|---|---|---|---|---|")
     flipped = 0
     for path in samples:
-        verdicts, ratios, call_ratios, e_times, c_times, samples_per_run, took = Counter(), [], [], [], [], [], []
+        verdicts, ratios, kernel_ratios, e_times, c_times, samples_per_run, took = Counter(), [], [], [], [], [], []
         for _ in range(args.runs):
             start = time.perf_counter()
             r = run(RunRequest(str(path), device=args.device))
@@ -64,10 +64,10 @@ def main() -> None:
                 continue
             verdicts[r.speedup.verdict] += 1
             ratios.append(r.speedup.ratio)
-            call_ratios.append(r.speedup.call_ratio or float("nan"))
+            kernel_ratios.append(r.speedup.kernel_ratio or float("nan"))
             e_times.append(r.eager.kernel_time_us)
             c_times.append(r.compiled.kernel_time_us)
-            samples_per_run.append(r.compiled.kernel_samples)
+            samples_per_run.append(r.compiled.call_samples)
         flip = verdicts["faster"] > 0 and verdicts["slower"] > 0
         flipped += flip
         shown = ", ".join(f"{v} {n}/{args.runs}" for v, n in verdicts.most_common())
@@ -75,7 +75,7 @@ def main() -> None:
             f"| {path.stem} | {shown} | {'**yes**' if flip else 'no'} | "
             f"{min(ratios):.2f} / {statistics.median(ratios):.2f} / {max(ratios):.2f} | "
             f"{statistics.median(e_times):.0f} µs → {statistics.median(c_times):.0f} µs | "
-            f"{statistics.median(call_ratios):.2f} | {min(samples_per_run)}–{max(samples_per_run)} | "
+            f"{statistics.median(kernel_ratios):.2f} | {min(samples_per_run)}–{max(samples_per_run)} | "
             f"{statistics.median(took):.1f} |"
         )
     print(f"\nsamples that flipped between faster and slower: {flipped}")

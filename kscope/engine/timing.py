@@ -8,16 +8,18 @@ Two times per mode, as benchmark harnesses take them (warm up, repeat, take the 
 
 Eager and compiled calls alternate, round by round (in the order AB, BA, AB, ...), so that a
 change in the machine's load hits both alike. The spread is the interquartile range (the 25th to
-the 75th percentile). The verdict compares kernel times round by round: each round's eager ÷
-compiled ratio (the load of that moment hits both of its calls); "faster" when the middle half of
+the 75th percentile). The verdict compares call times (what the program pays) round by round: each
+round's eager ÷ compiled ratio (the load of that moment hits both of its calls); "faster" when the middle half of
 those ratios lies above 1 + NOISE_FLOOR (compiled more than 10% faster in at least three rounds out
-of four), "slower" when it lies below 1 / (1 + NOISE_FLOOR), else "same within noise". It is
-bounded by time, whatever one call costs: at least
+of four), "slower" when it lies below 1 / (1 + NOISE_FLOOR), else "same within noise". Kernel times
+get the same rule, as the verdict's explanation (kernels 20× faster, the call slower: the wrapper
+and guards cost more than the kernels save). Kernel rounds are bounded by time, whatever one call costs: at least
 FLOOR_ROUNDS rounds; then up to MIN_ROUNDS, and past them more, doubling, only while the verdict is
 unsettled (neither faster nor slower, and the middle half of the ratios not yet inside the noise
 floor); never a block that would end past BUDGET_S seconds (measured from the rounds so far), and
-never more than MAX_ROUNDS. Call times (no verdict rests on them): MIN_ROUNDS rounds and until the
-slower mode has run CALL_MIN_S, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past CALL_BUDGET_S.
+never more than MAX_ROUNDS. Call times: MIN_ROUNDS rounds and until the slower mode has run
+CALL_MIN_S and the verdict is settled, at most CALL_MAX_ROUNDS; past FLOOR_ROUNDS, never past
+CALL_BUDGET_S.
 
 Other work on the machine changes the answer itself, not only its noise (on 2 cores, a busy core
 stalls every parallel kernel at its barriers: matmul + GELU measured the same speed compiled on a quiet
@@ -37,7 +39,8 @@ from dataclasses import dataclass, replace
 import torch
 
 from kscope.engine.profiling import is_nonwork, record_labelled, synchronize
-from kscope.report.model import ModeResult, Speedup
+from kscope.report.model import ModeResult
+from kscope.report.speedup import NOISE_FLOOR, Speedup
 from kscope.trace.kernels import Dispatched, TraceSummary, summarize
 
 FLOOR_ROUNDS = 3
@@ -48,10 +51,6 @@ MAX_ROUNDS = 160
 BUDGET_S = 1.0
 """Seconds of kernel-time rounds past FLOOR_ROUNDS."""
 CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.005, 0.3, 200
-NOISE_FLOOR = 0.1
-"""A difference smaller than this never makes a verdict. Timing each sample's eager function
-against itself (benchmarks/timing_stability.py --null, 10 runs each) gave median pair ratios of
-0.96-1.03, and single runs whose middle half of ratios reached from 0.66 to 1.23."""
 BUSY = 0.2
 """Share of the timing in which some task waited for a CPU past which the verdict is "busy"."""
 FLUSH_BYTES = 256 << 20
@@ -147,16 +146,20 @@ def retimed(mode: ModeResult, kernel: Samples, call: Samples | None = None) -> M
 
 
 def speedup(t: Timed) -> Speedup | None:
-    if not any(t.compiled_kernel.values):
+    """The verdict by call time; the kernels' own ratio beside it (see report.model.Speedup)."""
+    if not any(t.compiled_call.values):
         return None
-    kernel = ratios(t.eager_kernel, t.compiled_kernel)
+    call = ratios(t.eager_call, t.compiled_call)
     busy = t.waiting is not None and t.waiting > BUSY
+    kernel = ratios(t.eager_kernel, t.compiled_kernel) if any(t.compiled_kernel.values) else None
     return Speedup(
-        kernel.median,
-        "busy" if busy else verdict(t.eager_kernel, t.compiled_kernel),
-        ratios(t.eager_call, t.compiled_call).median,
-        kernel.spread,
+        call.median,
+        "busy" if busy else verdict(t.eager_call, t.compiled_call),
+        kernel.median if kernel else None,
+        call.spread,
         t.waiting,
+        None if kernel is None else "busy" if busy else verdict(t.eager_kernel, t.compiled_kernel),
+        kernel.spread if kernel else None,
     )
 
 
@@ -252,7 +255,11 @@ def _call_times(eager, compiled, device, flush, budget_s: float = CALL_BUDGET_S)
             times[key].append(took * 1e6)
             total[key] += took
         spent = time.perf_counter() - started
-        enough = i + 1 >= MIN_ROUNDS and max(total.values()) >= CALL_MIN_S
+        enough = (
+            i + 1 >= MIN_ROUNDS
+            and max(total.values()) >= CALL_MIN_S
+            and _settled(Samples(tuple(times["e"])), Samples(tuple(times["c"])))
+        )
         if agreed(int(enough or (i + 1 >= FLOOR_ROUNDS and spent + spent / (i + 1) > budget_s)), "max"):
             break
     return Samples(tuple(times["e"])), Samples(tuple(times["c"]))

@@ -16,6 +16,7 @@ from kscope.render.ranks_rows import (
     overview_rows,
 )
 from kscope.render.text import fmt_bytes, fmt_count, per_element, summary_line
+from kscope.render.verdict import verdict_line, verdict_text
 from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
 from kscope.report.sweep import fmt_n
 
@@ -29,7 +30,7 @@ def report_markdown(report: Report) -> str:
     if report.sweep is not None:
         parts += _sweep(report)
     elif report.eager is not None or report.compiled is not None:
-        verdict = view.verdict_line(report)
+        verdict = verdict_line(report)
         parts.append(f"**{summary_line(report, UNKNOWN)}**" + (f" · {verdict}" if verdict else ""))
         parts.append(_modes_table(report))
         if report.compiled is not None:
@@ -106,7 +107,8 @@ def _modes_table(report: Report) -> str:
         row("kernel time (median)", kernel_time),
         row("call time (median)", lambda m: known(m.call_time_us, view.fmt_us)),
         row("round trips", lambda m: view.round_trips_text(m, UNKNOWN)),
-        ["verdict (kernel time)", "", cell(view.verdict_text(report) or UNKNOWN)],
+        ["verdict (call time)", "", cell(verdict_text(report) or UNKNOWN)],
+        ["kernels alone", "", cell(report.speedup.kernel_text() if report.speedup and report.speedup.kernel_text() else UNKNOWN)],
     ]
     if c is not None:
         graphs = f"{known(c.graphs, str)} graph{'s' if c.graphs != 1 else ''}"

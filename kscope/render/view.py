@@ -140,24 +140,6 @@ def kernels_of_line(report: Report, line: int, file: str | None = None) -> tuple
     return names(report.eager), names(report.compiled)
 
 
-def change_line(label: str, before: ModeResult | None, now: ModeResult | None, compact: bool = False) -> str:
-    """"compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs" since the last save;
-    compact: "Δ compiled: launches 5→3, 20.0 MB→12.0 MB, 41 µs→23 µs" (fits half of 120 columns)."""
-    if before is None or now is None:
-        return ""
-    if compact:
-        return (
-            f"Δ {label}: launches {fmt_count(before.launches)}→{fmt_count(now.launches)}, "
-            f"{fmt_bytes(before.bytes_total)}→{fmt_bytes(now.bytes_total)}, "
-            f"{before.kernel_time_us:.0f} µs→{now.kernel_time_us:.0f} µs"
-        )
-    return (
-        f"{label}: launches {fmt_count(before.launches)} → {fmt_count(now.launches)}, "
-        f"traffic {fmt_bytes(before.bytes_total)} → {fmt_bytes(now.bytes_total)}, "
-        f"time {before.kernel_time_us:.0f} µs → {now.kernel_time_us:.0f} µs"
-    )
-
-
 def of_peak(gbps: float | None, peak: float | None) -> str:
     """"48.5 GB/s (52% of peak)"; "" when nothing was timed."""
     if gbps is None:
@@ -177,19 +159,6 @@ def fmt_us(us: float | None) -> str:
     if us >= 1000:
         return f"{us / 1000:.1f} ms"
     return f"{us:.0f} µs" if us >= 10 else f"{us:.1f} µs"
-
-
-def verdict_text(report: Report) -> str:
-    """"1.9× faster", "same within noise": compiled against eager, by median kernel time."""
-    return report.speedup.text() if report.speedup else ""
-
-
-def call_text(report: Report) -> str:
-    """"call 417 µs → 353 µs": the wall time of one call, guards and wrapper included."""
-    e, c = report.eager, report.compiled
-    if not e or not c or e.call_time_us is None or c.call_time_us is None:
-        return ""
-    return f"call {fmt_us(e.call_time_us)} → {fmt_us(c.call_time_us)}"
 
 
 def graph_signature(report: Report | None) -> tuple | None:
@@ -279,20 +248,6 @@ def grad_text(report: Report) -> tuple[str, str]:
         b = report.backward
         return "forward + backward", f"backward from {b.loss}; gradients of {', '.join(b.grads_of)}"
     return ("under torch.no_grad()", "") if report.no_grad else ("", "")
-
-
-def verdict_line(report: Report) -> str:
-    """"compiled 1.9× faster", "compiled and eager: same within noise", "can't tell: the CPU was busy
-    (35% of the time a task waited for it)"; "" when the modes were not timed against each other."""
-    s = report.speedup
-    if not report.eager or not report.compiled or s is None:
-        return ""
-    if s.verdict in ("faster", "slower"):
-        return f"compiled {s.text()}"
-    if s.verdict == "busy":
-        share = f"{s.cpu_waiting:.0%}" if s.cpu_waiting is not None else "much"
-        return f"can't tell: the CPU was busy ({share} of the time a task waited for it)"
-    return "compiled and eager: same within noise"
 
 
 def error_where(e: RunError) -> str:

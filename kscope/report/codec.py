@@ -25,9 +25,9 @@ from kscope.report.model import (
     Report,
     RoundTrip,
     RunError,
-    Speedup,
 )
 from kscope.report.place import Place
+from kscope.report.speedup import Speedup
 from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
 
@@ -53,8 +53,10 @@ def report_to_dict(r: Report) -> dict[str, Any]:
             "ratio": round(r.speedup.ratio, 3),
             "ratio_range": _pair(r.speedup.ratio_range),
             "verdict": r.speedup.verdict,
-            "compares": "kernel time, eager and compiled calls timed in pairs: median of eager ÷ compiled",
-            "call_ratio": _round(r.speedup.call_ratio),
+            "compares": COMPARES,
+            "kernel_ratio": _round(r.speedup.kernel_ratio),
+            "kernel_ratio_range": _pair(r.speedup.kernel_ratio_range),
+            "kernel_verdict": r.speedup.kernel_verdict,
             "cpu_waiting": _round(r.speedup.cpu_waiting),
         },
         "backward": None
@@ -196,10 +198,14 @@ def _trip_to_dict(t: RoundTrip) -> dict[str, Any]:
 def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
     if not d:
         return None
-    low_high = d.get("ratio_range")
+    low_high, kernel_range = d.get("ratio_range"), d.get("kernel_ratio_range")
     return Speedup(
-        d["ratio"], d["verdict"], d.get("call_ratio"), tuple(low_high) if low_high else None, d.get("cpu_waiting")
+        d["ratio"], d["verdict"], d.get("kernel_ratio"), tuple(low_high) if low_high else None, d.get("cpu_waiting"),
+        d.get("kernel_verdict"), tuple(kernel_range) if kernel_range else None,
     )
+
+
+COMPARES = "call time (wall time of one call), eager and compiled calls timed in pairs: median of eager ÷ compiled"
 
 
 

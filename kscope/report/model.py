@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.measures import Traffic, add_known, gbps
 from kscope.report.place import Place, place_key, sorted_places
+from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 9
+SCHEMA = 10
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -246,34 +247,6 @@ class ModeResult(Traffic):
 
 
 @dataclass(frozen=True)
-class Speedup:
-    """Compiled against eager, by kernel time, from calls timed in pairs (eager, compiled)."""
-
-    ratio: float
-    """Median over the pairs of eager ÷ compiled kernel time: 1.9 is compiled 1.9× faster."""
-    verdict: str
-    """"faster", "slower" or "same within noise": the first two only when the middle half of the
-    pairs' ratios lies wholly above (or below) 1; "busy" when other work competed for the CPU."""
-    call_ratio: float | None = None
-    """Median over the pairs of eager ÷ compiled wall time of one call."""
-    ratio_range: tuple[float, float] | None = None
-    """The middle half (25th and 75th percentiles) of the pairs' kernel-time ratios."""
-    cpu_waiting: float | None = None
-    """Share of the timing in which some task on the machine waited for a CPU (Linux PSI); None
-    where unknown. Past BUSY, other work competed with the timed calls."""
-
-    def text(self) -> str:
-        """"1.9× faster", "2.0× slower", "same within noise" (kernel time)."""
-        if self.verdict == "faster":
-            return f"{self.ratio:.1f}× faster"
-        if self.verdict == "slower":
-            return f"{1 / self.ratio:.1f}× slower"
-        if self.verdict == "busy":
-            return "can't tell: CPU busy"
-        return "same within noise"
-
-
-@dataclass(frozen=True)
 class RunError:
     stage: str
     """load | target | inputs | eager | compile | compiled | timeout | crash"""
@@ -377,7 +350,6 @@ __all__ = [
     "Recompile",
     "Report",
     "RunError",
-    "Speedup",
     "phase_totals",
     "place_key",
     "sorted_places",

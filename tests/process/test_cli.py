@@ -21,7 +21,7 @@ def test_once_json_on_the_seed_sample():
     out = kscope(SAMPLES / "add_relu.py", "--once", "--json", "--device", "cpu")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)  # stdout is the JSON and nothing else
-    assert report["schema"] == 9 and report["target"] == "add_relu" and report["device"] == "cpu"
+    assert report["schema"] == 10 and report["target"] == "add_relu" and report["device"] == "cpu"
     assert report["eager"]["launches"] == 2
     assert report["eager"]["bytes_read"] + report["eager"]["bytes_written"] == 20_000_000
     assert report["compiled"]["launches"] == 1

@@ -12,8 +12,8 @@ from kscope.report.model import (
     Place,
     Report,
     RoundTrip,
-    Speedup,
 )
+from kscope.report.speedup import Speedup
 
 F32 = 4
 N = 1_000_000
@@ -91,7 +91,7 @@ def article_report(file: str = "/work/add_relu.py") -> Report:
     return Report(
         file, "add_relu", "cpu", "Test CPU", "2.13.0+cpu", n, eager, compiled, wall_s=1.5,
         source=ARTICLE_SOURCE, target_lines=(6, 7), peak_gbps=97.0, peak_source="a 256 MB copy, measured once per worker",
-        speedup=Speedup(412.0 / 150.0, "faster", 440.0 / 171.0),
+        speedup=Speedup(440.0 / 171.0, "faster", 412.0 / 150.0, kernel_verdict="faster"),
     )
 
 
@@ -121,9 +121,10 @@ def backward_report(file: str = "/work/add_relu.py") -> Report:
 
     r, n, mask = article_report(file), N * F32, N
 
-    def mode(kernels, launches, time_us):
+    def mode(kernels, launches, time_us, call_us):
         return replace(
             r.eager if kernels[0].kind == "op" else r.compiled, launches=launches, kernel_time_us=time_us,
+            call_time_us=call_us, call_time_us_range=(call_us * 0.97, call_us * 1.04),
             bytes_read=sum(k.bytes_read for k in kernels), bytes_written=sum(k.bytes_written for k in kernels),
             kernels=tuple(kernels), round_trips=None,  # not made up here: shown as unknown
         )
@@ -134,15 +135,15 @@ def backward_report(file: str = "/work/add_relu.py") -> Report:
         Kernel("ReluBackward0 › threshold_backward", 1, 240.0, 2 * n, n, ops=("aten.threshold_backward",),
                lines=(Place(os.path.basename(file), 7),), kind="op", phase="backward"),
         Kernel("AccumulateGrad › copy_", 1, 160.0, n, n, ops=("aten.copy_",), kind="op", phase="backward"),
-    ], 4, 812.0)
+    ], 4, 812.0, 905.0)
     compiled = mode([
         Kernel("cpp_fused_add_relu_threshold_backward_0", 1, 170.0, 2 * n, n + mask, True,
                ("aten.add", "aten.relu", "aten.le"), (Place(os.path.basename(file), 7),), CPP_CODE, "kernel", bytes_saved=mask),
         Kernel("cpp_fused_threshold_backward_0", 1, 150.0, n + mask, n, True, ("aten.where",), (Place(os.path.basename(file), 7),), CPP_CODE,
                "kernel", phase="backward"),
         Kernel("AccumulateGrad › copy_", 1, 160.0, n, n, kind="op", phase="backward"),
-    ], 3, 480.0)
-    return replace(r, eager=eager, compiled=compiled, speedup=Speedup(812.0 / 480.0, "faster", 1.6),
+    ], 3, 480.0, 560.0)
+    return replace(r, eager=eager, compiled=compiled, speedup=Speedup(905.0 / 560.0, "faster", 812.0 / 480.0, kernel_verdict="faster"),
                    backward=Backward("a gradient of ones for the output, as for their sum", ("a", "b")))
 
 

@@ -20,8 +20,8 @@ from kscope.report.model import (
     RankResult,
     Recompile,
     RunError,
-    Speedup,
 )
+from kscope.report.speedup import Speedup
 from kscope.trace.file import TraceFigures, TraceKernel, figures_to_dict
 from kscope.trace.ranks import RankTrace, folder_dict
 

@@ -1,8 +1,8 @@
 """What the panes say, from Reports: pure functions, no app needed."""
 
 from kscope.render.names import short_name
+from kscope.render.verdict import change_line
 from kscope.render.view import (
-    change_line,
     kernel_rows,
     kernels_of_line,
     of_peak,
@@ -24,7 +24,7 @@ def test_change_since_previous_save():
     before_mode = ModeResult(5, 12_000_000, 8_000_000, 41.0)
     after_mode = ModeResult(3, 8_000_000, 4_000_000, 23.0)
     assert change_line("compiled", before_mode, after_mode) == (
-        "compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, time 41 µs → 23 µs"
+        "compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, call 41 µs → 23 µs"
     )
     assert change_line("compiled", None, after_mode) == ""
     assert change_line("compiled", before_mode, after_mode, compact=True) == (
@@ -68,3 +68,15 @@ def test_long_names_are_cut_in_the_middle_so_rows_stay_apart():
     assert short_name("aten::cross_entropy_loss › nll_loss_forward", 28).endswith(" › nll_loss_forward")
     assert short_name("aten::cross_entropy_loss › _log_softmax", 28).endswith(" › _log_softmax")
     assert short_name("aten::layer_norm › native_layer_norm", 24) == "native_layer_norm"
+
+
+def test_the_change_line_follows_the_verdicts_noise_rule():
+    before = ModeResult(2, 800, 400, 4.0, call_time_us=82.0, call_time_us_range=(80.0, 85.0))
+    slower = ModeResult(2, 800, 400, 4.0, call_time_us=7476.0, call_time_us_range=(7000.0, 8000.0))
+    close = ModeResult(2, 800, 400, 4.0, call_time_us=86.0, call_time_us_range=(84.0, 90.0))
+    # a change beyond noise on a quiet machine is shown as one
+    assert change_line("compiled", before, slower, compact=True).endswith("82 µs→7.5 ms")
+    # under a "busy" verdict the two times say nothing about the code
+    assert change_line("compiled", before, slower, compact=True, busy=True).endswith("? (CPU busy)")
+    # 82 → 86 µs: within the 10% noise floor, and the middle halves overlap
+    assert change_line("compiled", before, close).endswith("call ≈ 86 µs")

@@ -7,13 +7,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
 from kscope.render.text import fmt_count, summary_line
-from kscope.render.view import (
+from kscope.render.verdict import (
+    busy,
     call_text,
     change_line,
-    mode_change,
-    round_trips_line,
+    explanation,
     verdict_text,
 )
+from kscope.render.view import mode_change, round_trips_line
 from kscope.report.model import Report
 
 
@@ -86,7 +87,8 @@ class LaunchCounts(Vertical):
         said = report.speedup.verdict if report is not None and report.speedup is not None else ""
         for kind in ("faster", "slower", "busy"):
             shown.set_class(said == kind, f"-{kind}")
-        shown.update(f"{verdict}\n{call}" if verdict else "", layout=False)
+        why = explanation(report, short=True) if report else ""
+        shown.update("\n".join(x for x in (verdict, call, why) if x) if verdict else "", layout=False)
         # What changed since the last save (Δ), one line per mode, the compiled one first.
         for label_id, name, now, then in (
             ("#launch-change", "compiled", c, previous.compiled if previous else None),
@@ -96,4 +98,5 @@ class LaunchCounts(Vertical):
                 name = mode_change(previous, report) or name  # "default→max-autotune": an A/B of modes
             if saved:
                 name = f"{name}, {saved}"
-            self.query_one(label_id, Label).update(change_line(name, then, now, compact=True), layout=False)
+            told = change_line(name, then, now, compact=True, busy=busy(report, previous))
+            self.query_one(label_id, Label).update(told, layout=False)

@@ -15,7 +15,8 @@ from textual.widgets import Label, Static
 from kscope.app.widgets.bigtext import BigText
 from kscope.app.widgets.sweep import SweepPlot
 from kscope.render.text import fmt_bytes, fmt_count
-from kscope.render.view import change_line, mode_change, verdict_text
+from kscope.render.verdict import busy, change_line, explanation, verdict_text
+from kscope.render.view import mode_change
 from kscope.report.model import Kernel, Report
 
 SLIDES = ("launches", "verdict", "sweep")
@@ -104,7 +105,8 @@ class PresentView(Vertical):
         big, caption = self.query_one("#present-big", BigText), self.query_one("#present-big-caption", Label)
         if self.slide == "verdict":
             big.text = verdict_text(report) if report and report.speedup else "…"
-            caption.update("kernel time, compiled against eager")
+            why = explanation(report, short=True) if report else ""
+            caption.update("call time, compiled against eager" + (f" · {why}" if why else ""))
         else:
             big.text = f"{fmt_count(e.launches) if e else '…'} → {fmt_count(c.launches) if c else '…'}"
             caption.update("launches per call: eager → compiled")
@@ -126,8 +128,8 @@ class PresentView(Vertical):
         change = self.query_one("#present-change", Label)
         label = (mode_change(before, report) or "compiled") if before else "compiled"
         lines = [
-            change_line(label, before.compiled if before else None, c, compact=True),
-            change_line("eager", before.eager if before else None, e, compact=True),
+            change_line(label, before.compiled if before else None, c, compact=True, busy=busy(report, before)),
+            change_line("eager", before.eager if before else None, e, compact=True, busy=busy(report, before)),
         ]
         change.update("\n".join(lines) if all(lines) else "Δ: what changed appears here after the next save")
         change.set_class(not all(lines), "-none")
