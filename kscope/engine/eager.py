@@ -36,6 +36,8 @@ class EagerRun:
     """The ops the dispatcher ran, and the ops under which it ran none: what decides which op of
     a composite is a launch, and which op is none."""
     notes: tuple[str, ...] = ()
+    reads_parameters: bool = False
+    """Some op read an nn.Parameter (TrafficMode.reads_parameters)."""
 
 
 def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | None = None) -> EagerRun:
@@ -90,7 +92,7 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
         collectives=per_call(timed.collectives, calls, launch_label),
     ), kernel_samples(timed, calls))
     notes = (f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted",) if stray else ()
-    return EagerRun(result, per_launch, dispatched, notes)
+    return EagerRun(result, per_launch, dispatched, notes, mode.reads_parameters)
 
 
 TRAFFIC_RULE = (

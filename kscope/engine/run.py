@@ -103,7 +103,8 @@ def run(
         return finished(report, start, target_error(e, path))
     except Exception as e:
         return finished(traced(report), start, user_error("eager", e, path))
-    report = traced(replace(report, eager=eager.result, notes=report.notes + eager.notes))
+    report = traced(replace(report, eager=eager.result, notes=report.notes + eager.notes,
+                            reads_parameters=eager.reads_parameters))
     if isinstance(target.step, BackwardStep):
         report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
     if on_eager is not None:

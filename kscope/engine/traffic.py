@@ -78,6 +78,9 @@ class TrafficMode(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self.ops: list[OpTraffic] = []
+        self.reads_parameters = False
+        """Some op read an nn.Parameter: the target carries weights, so its traffic is no multiple
+        of its inputs (Report.reads_parameters)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -85,6 +88,8 @@ class TrafficMode(TorchDispatchMode):
         with record_function(f"{MARKER_PREFIX}{marker}"):
             out = func(*args, **kwargs)
         read, written = op_traffic(func, args, kwargs, out)
+        if not self.reads_parameters:
+            self.reads_parameters = any(isinstance(t, torch.nn.Parameter) for t in tree_leaves((args, kwargs)))
         reads, writes = op_storages(func, args, kwargs, out) if read or written else (frozenset(), {})
         self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._place(), reads, writes))
         return out

@@ -103,7 +103,8 @@ def _modes_table(report: Report) -> str:
     rows = [
         row("launches", lambda m: fmt_count(m.launches)),
         row("traffic (read + written)", traffic),
-        row("array-sized transfers", lambda m: view.transfers_text(report, m.bytes_total) or UNKNOWN),
+        *([] if report.reads_parameters else [
+            row("array-sized transfers", lambda m: view.transfers_text(report, m.bytes_total) or UNKNOWN)]),
         row("kernel time (median)", kernel_time),
         row("call time (median)", lambda m: known(m.call_time_us, view.fmt_us)),
         row("round trips", lambda m: view.round_trips_text(m, UNKNOWN)),

@@ -86,8 +86,9 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         fmt_bytes(mode.bytes_written),
         "",
     )
+    multiple = transfers_text(report, mode.bytes_total)
     traffic = (
-        f"traffic {fmt_bytes(mode.bytes_total)} = {transfers_text(report, mode.bytes_total)} array-sized transfers"
+        f"traffic {fmt_bytes(mode.bytes_total)}" + (f" = {multiple} array-sized transfers" if multiple else "")
         if mode.bytes_total is not None
         else "traffic ? (some kernels' bytes are unknown: see the notes)"
     )

@@ -317,12 +317,15 @@ class Report:
     sources: dict[str, str] = field(default_factory=dict, hash=False)
     """Place file -> its text as it ran, for every file that holds a place of this run (the
     target's among them): what the source tab shows. Empty in the eager half's early report."""
+    reads_parameters: bool = False
+    """The target read an nn.Parameter (a module's weights): its traffic is no multiple of its
+    inputs, so no array-sized transfers are shown (a model's token ids are 1 kB)."""
+    schema: int = SCHEMA
 
     @property
     def home(self) -> str:
         """The target's file as places name it (relative to the root)."""
         return os.path.relpath(self.file, self.root) if self.root else os.path.basename(self.file)
-    schema: int = SCHEMA
 
     @property
     def ok(self) -> bool:
@@ -331,7 +334,9 @@ class Report:
         return self.eager is not None and self.compiled is not None and not self.errors
 
     def transfers(self, nbytes: int | None) -> float | None:
-        if not self.largest_input_bytes or nbytes is None:
+        """Bytes in array-sized transfers (÷ the largest input), the article's measure for arrays in,
+        array out; None where unknown or where it means nothing (the target reads parameters)."""
+        if not self.largest_input_bytes or nbytes is None or self.reads_parameters:
             return None
         return nbytes / self.largest_input_bytes
 

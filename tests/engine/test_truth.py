@@ -328,6 +328,8 @@ def test_nn_module_target(tmp_path):
     assert (r.eager.bytes_read, r.eager.bytes_written) == (x + w + b, out)
     assert r.compiled.launches == 1
     assert (r.compiled.bytes_read, r.compiled.bytes_written) == (x + w + b, out)
+    # a module's weights: its traffic is no multiple of its input, so none is shown
+    assert r.reads_parameters and r.transfers(r.eager.bytes_total) is None
 
 
 def test_module_level_tensors_as_in_the_article(tmp_path):
@@ -346,6 +348,8 @@ def test_module_level_tensors_as_in_the_article(tmp_path):
     r = run_file(path)
     assert r.eager.launches == 2 and r.compiled.launches == 1
     assert r.eager.bytes_total == 5 * 1000 * F32
+    # module-level tensors, not parameters: the article's 5 array-sized transfers
+    assert not r.reads_parameters and r.transfers(r.eager.bytes_total) == 5.0
 
 
 @pytest.mark.parametrize("softmax_dim", [-1])

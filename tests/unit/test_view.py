@@ -80,3 +80,26 @@ def test_the_change_line_follows_the_verdicts_noise_rule():
     assert change_line("compiled", before, slower, compact=True, busy=True).endswith("? (CPU busy)")
     # 82 → 86 µs: within the 10% noise floor, and the middle halves overlap
     assert change_line("compiled", before, close).endswith("call ≈ 86 µs")
+
+
+def test_a_target_with_weights_shows_no_array_sized_multiple():
+    from dataclasses import replace
+
+    from rich.console import Console
+    from support.fixed_session import article_report
+
+    from kscope.render.markdown import report_markdown
+    from kscope.render.tables import mode_table
+
+    plain = article_report()
+    weighed = replace(plain, reads_parameters=True)
+
+    def caption(report):
+        console = Console(width=120, record=True)
+        console.print(mode_table(report, "compiled", report.compiled))
+        return console.export_text()
+
+    assert "12.0 MB = 3.0× array-sized transfers" in caption(plain)
+    assert "array-sized" not in caption(weighed) and "traffic 12.0 MB" in caption(weighed)
+    assert "array-sized transfers" in report_markdown(plain)
+    assert "array-sized transfers" not in report_markdown(weighed)

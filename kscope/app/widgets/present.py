@@ -50,9 +50,11 @@ class TransferBars(Static):
         if report is None or report.eager is None:
             return Text("")
         rows = [("eager", report.eager, "bold magenta"), ("compiled", report.compiled, "bold bright_green")]
-        values = [report.transfers(m.bytes_total) if m else None for _, m, _ in rows]
+        # a target with weights: bars by bytes (its traffic is no multiple of its inputs)
+        weighed = report.reads_parameters
+        values = [(m.bytes_total if weighed else report.transfers(m.bytes_total)) if m else None for _, m, _ in rows]
         top = max((v for v in values if v), default=0) or 1
-        label_w, value_w = 9, 7
+        label_w, value_w = 9, (9 if weighed else 7)
         room = max(4, self.size.width - label_w - value_w - 2)
         thick = max(1, (self.size.height - 1) // 2)
         text = Text()
@@ -62,7 +64,8 @@ class TransferBars(Static):
                 text.append(f"{label if i == thick // 2 else '':<{label_w}}", style="bold")
                 text.append("█" * length, style=style)
                 text.append(" " * (room - length + 1))
-                text.append(f"{figure(value) + '×' if i == thick // 2 and value is not None else '':>{value_w}}",
+                shown = (fmt_bytes(value) if weighed else figure(value) + "×") if value is not None else ""
+                text.append(f"{shown if i == thick // 2 else '':>{value_w}}",
                             style="bold")
                 text.append("\n")
         return text
@@ -113,10 +116,11 @@ class PresentView(Vertical):
         bars = self.query_one(TransferBars)
         bars.show(report)
         transfers = [report.transfers(m.bytes_total) if report and m else None for m in (e, c)]
+        traffic = f"{fmt_bytes(e.bytes_total) if e else '?'} → {fmt_bytes(c.bytes_total) if c else '?'}"
         self.query_one("#present-bars-caption", Label).update(
-            f"{figure(transfers[0])} → {figure(transfers[1])} array-sized transfers"
-            f"   ({fmt_bytes(e.bytes_total) if e else '?'} → {fmt_bytes(c.bytes_total) if c else '?'})"
-            if e else ""
+            "" if not e
+            else f"{traffic} traffic per call (the model's weights included)" if report.reads_parameters
+            else f"{figure(transfers[0])} → {figure(transfers[1])} array-sized transfers   ({traffic})"
         )
         kernel, count = main_fused(report)
         self.query_one("#present-name", BigText).text = kernel.name if kernel else ("compiling…" if e and not c else "")
