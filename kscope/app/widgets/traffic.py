@@ -42,10 +42,8 @@ class TrafficBars(Static):
             value = f"{fmt_bytes(mode.bytes_total)} {transfers_text(report, mode.bytes_total)}"
             if mode.achieved_gbps and not self.compact:
                 value += f" {mode.achieved_gbps:.0f} GB/s"
-                if report.peak_gbps and mode.achieved_gbps <= report.peak_gbps:
+                if report.peak_gbps:  # above 100%: what was measured, not a guess at why
                     value += f" {mode.achieved_gbps / report.peak_gbps * 100:.0f}%pk"
-                elif report.peak_gbps:
-                    value += " >pk"  # faster than memory: cache-resident
             table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total or 0, color=color), value)
         # Below the modes: each phase eager → compiled when backward ran, else the biggest kernels.
         for name, nbytes, value in ([] if self.compact else _detail_rows(report)):
