@@ -15,6 +15,8 @@ Rules:
   TorchDispatchMode saw), the outermost such ops under each top-level op are the launches
   (`aten::cross_entropy_loss` is two: `_log_softmax` and `nll_loss_forward`), and the top-level op
   is kept as the composite the user wrote; otherwise (a saved trace) the top-level op itself.
+  A custom op the dispatcher ran ("mylib::add2", see is_custom_op) is a top-level op too: its
+  launches are the ATen ops its kernel ran that do work, else the custom op itself.
 - Compiled code runs under `## Call CompiledFxGraph KEY ##`, KEY being inductor's FX-graph-cache
   key: each launch keeps it, so it can be tied to the graph that made it (forward or backward).
 - Phase: a launch under `autograd::engine::evaluate_function: XBackward0` is backward (it keeps
@@ -63,6 +65,13 @@ _BACKWARD = "autograd::engine::evaluate_function:"
 OP_NAMESPACES = ("aten::", "mkl::", "mkldnn::", "onednn::", "quantized::")
 """Operators that do work: ATen's, and the CPU libraries' that inductor calls on frozen weights
 (`mkl::_mkl_linear`, `mkldnn::_linear_pointwise`)."""
+TORCH_NAMESPACES = frozenset(
+    ("aten", "prim", "prims", "profiler", "torch", "autograd", "inductor", "_dtensor")
+    + ("c10d", "_c10d_functional", "_c10d_functional_autograd")
+) | {ns.removesuffix("::") for ns in OP_NAMESPACES}
+"""Namespaces of torch's own operators and profiler events. Any other is a custom op's
+(`torch.library.custom_op`, an extension's TORCH_LIBRARY); collectives are counted apart
+(trace.collectives)."""
 GRAPH_LAUNCH = "cudaGraphLaunch"
 """The runtime call that replays a CUDA graph: the kernels inside share its correlation id."""
 _OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
@@ -133,12 +142,12 @@ class _Node:
         "idx", "ev", "name", "parent", "children", "top", "call", "segment", "region", "phase", "seq", "autograd"
     )
 
-    def __init__(self, idx: int, ev: dict, parent: _Node | None):
+    def __init__(self, idx: int, ev: dict, parent: _Node | None, custom: Collection[str] = ()):
         self.idx, self.ev, self.parent, self.children = idx, ev, parent, []
         self.name: str = ev.get("name", "")
         self.top: _Node | None = parent.top if parent is not None else None
-        """The outermost ATen op at or above this event."""
-        if self.top is None and self.name.startswith(OP_NAMESPACES):
+        """The outermost ATen (or custom) op at or above this event."""
+        if self.top is None and (self.name.startswith(OP_NAMESPACES) or self.name in custom):
             self.top = self
         self.call = self.segment = self.region = self.seq = self.autograd = None
         self.phase = "forward"
@@ -167,6 +176,14 @@ class _Node:
             yield from c.walk()
 
 
+def is_custom_op(name: str) -> bool:
+    """A custom op ("mylib::add2"): an operator outside torch's own namespaces. The dispatcher
+    runs its kernel (its Python body, or a C++ one) as one op that the user called: the ATen ops
+    that body runs are its launches, shown under its name."""
+    namespace, sep, _ = name.partition("::")
+    return bool(sep) and namespace.isidentifier() and namespace not in TORCH_NAMESPACES
+
+
 def _match(pattern: re.Pattern, name: str) -> str | None:
     m = pattern.match(name)
     return m.group(1) if m else None
@@ -186,10 +203,11 @@ def summarize(
 ) -> TraceSummary:
     """Classify a trace's events into launches (see the module docstring for the rules)."""
     nonwork = is_nonwork or (lambda name: name in NONWORK_OPS)
-    nodes = _build_cpu_forest(events)
+    custom = frozenset(op for op in dispatch_ops or () if is_custom_op(op))
+    nodes = _build_cpu_forest(events, custom)
     is_cuda = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
     summary = TraceSummary(device="cuda" if is_cuda else "cpu")
-    rules = _OpRules(nonwork, dispatch_ops)
+    rules = _OpRules(nonwork, dispatch_ops, custom)
 
     made_node: dict[int, _Node] = {}
     for n in nodes:
@@ -278,12 +296,15 @@ def summarize(
 class _OpRules:
     """Which ATen op of a nest is the launch (see the module docstring)."""
 
-    def __init__(self, nonwork: Callable[[str], bool], dispatch_ops: Collection[str] | None):
-        self.nonwork, self.dispatch_ops = nonwork, dispatch_ops
+    def __init__(self, nonwork: Callable[[str], bool], dispatch_ops: Collection[str] | None, custom: Collection[str] = ()):
+        self.nonwork, self.dispatch_ops, self.custom = nonwork, dispatch_ops, custom
         self._launches: dict[int, list[_Node]] = {}
 
     def works(self, n: _Node) -> bool:
-        return not all(self.nonwork(d.name) for d in n.walk() if d.name.startswith(OP_NAMESPACES))
+        """A custom op does work: its own kernel's, when none of the ATen ops it runs does."""
+        return n.name in self.custom or not all(
+            self.nonwork(d.name) for d in n.walk() if d.name.startswith(OP_NAMESPACES)
+        )
 
     def launches_under(self, top: _Node) -> list[_Node]:
         """The launches of one top-level ATen op."""
@@ -295,6 +316,10 @@ class _OpRules:
         return self._launches[top.idx]
 
     def _outermost_dispatched(self, n: _Node) -> list[_Node]:
+        if n.name in self.custom:
+            # the ATen ops its kernel ran that do work; else the custom op itself (a C++ kernel)
+            inner = [x for c in n.children for x in self._outermost_dispatched(c) if self.works(x)]
+            return inner or [n]
         if n.name in self.dispatch_ops:
             return [n]
         return [x for c in n.children for x in self._outermost_dispatched(c)]
@@ -314,7 +339,7 @@ class _OpRules:
         return top
 
 
-def _build_cpu_forest(events: list[dict]) -> list[_Node]:
+def _build_cpu_forest(events: list[dict], custom: Collection[str] = ()) -> list[_Node]:
     """Nest host-side complete events by time on each thread; return them in time order."""
     host = [
         e
@@ -335,7 +360,7 @@ def _build_cpu_forest(events: list[dict]) -> list[_Node]:
         while stack and start >= ends[-1]:
             stack.pop()
             ends.pop()
-        node = _Node(i, e, stack[-1] if stack else None)
+        node = _Node(i, e, stack[-1] if stack else None, custom)
         if stack:
             stack[-1].children.append(node)
         stack.append(node)
