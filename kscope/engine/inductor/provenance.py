@@ -172,17 +172,3 @@ def what_it_does(rw: dict, input_names: dict[str, str], ops: tuple[str, ...]) ->
     if ops:
         text += f" for {', '.join(ops)}"
     return text + (f" ({rw['why']})" if rw.get("why") else "")
-
-
-_SOURCE_PART = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\[['\"]?([^'\"\]]+)['\"]?\]|\.(\w+)")
-
-
-def user_name(source: str) -> str:
-    """Dynamo's source of a graph input in the user's words: "L['self']._modules['conv1']
-    ._parameters['weight']" -> "conv1.weight", "L['x']" -> "x"."""
-    if not source.startswith("L["):
-        return source
-    parts = [next(g for g in m.groups() if g) for m in _SOURCE_PART.finditer(source[1:])]
-    if parts[:1] == ["self"] and len(parts) > 1:
-        parts = parts[1:]
-    return ".".join(parts) or source
