@@ -9,7 +9,7 @@ import os
 import torch
 
 from kscope.engine.breaks import plain_break
-from kscope.engine.inductor.provenance import same_file, user_name
+from kscope.engine.inductor.provenance import same_file
 from kscope.engine.inductor.source_key import SourceKeys
 from kscope.engine.project import is_user_file
 from kscope.report.model import GraphBreak
@@ -38,7 +38,7 @@ class RecordingBackend:
             self.optimizer.add(f"{cid.frame_id}/{cid.frame_compile_id}")
         if cid is not None:
             self.inputs[f"{cid.frame_id}/{cid.frame_compile_id}"] = [
-                user_name(_source_name(n.meta.get("grapharg"))) or n.name
+                _input_name(getattr(n.meta.get("grapharg"), "source", None)) or n.name
                 for n in gm.graph.nodes
                 if n.op == "placeholder"
             ]
@@ -73,10 +73,46 @@ class RecordingBackend:
 _OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
 
 
-def _source_name(grapharg) -> str:
-    source = getattr(grapharg, "source", None)
+def _input_name(source) -> str:
+    """A graph input in the user's words, from dynamo's source for it: "model.conv.weight" for
+    G['model']._modules['conv']._parameters['weight'], "conv1.weight" for L['self']._modules
+    ['conv1']... (self: the module the user compiled), "x" for L['x']; dynamo's own name for a
+    source of another kind."""
+    words = user_words(source)
+    if words is not None:
+        return words.removeprefix("self.")
     name = getattr(source, "name", None)
     try:
         return (name() if callable(name) else name) or ""
     except Exception:  # a source kscope does not know how to name
         return ""
+
+
+_MODULE_DICTS = ("_modules", "_parameters", "_buffers")
+"""An nn.Module's children, parameters and buffers: `model.conv.weight` to its user."""
+
+
+def user_words(source) -> str | None:
+    """Dynamo's source chain as the user would write the expression (None: a link kscope does
+    not know)."""
+    from torch._dynamo import source as s
+
+    if isinstance(source, s.LocalSource):
+        return source.local_name
+    if isinstance(source, s.GlobalSource):
+        return source.global_name
+    if isinstance(source, s.NNModuleSource):  # a module as dynamo traces it: the same object
+        return user_words(source.base)
+    if not isinstance(source, (s.AttrSource, s.GetItemSource, s.DictGetItemSource)):
+        return None
+    base = user_words(source.base)
+    if base is None:
+        return None
+    if isinstance(source, s.AttrSource):
+        return base if source.member in _MODULE_DICTS else f"{base}.{source.member}"
+    index = source.index
+    if not isinstance(index, (str, int)) or getattr(source, "index_is_slice", False):
+        return None
+    if isinstance(source.base, s.AttrSource) and source.base.member in _MODULE_DICTS:
+        return f"{base}.{index}"
+    return f"{base}[{index!r}]"

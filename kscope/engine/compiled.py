@@ -38,7 +38,7 @@ from kscope.report.compile import CompileOptions
 from kscope.report.model import Kernel, ModeResult, Recompile
 from kscope.report.place import sorted_places
 from kscope.trace.collectives import per_call
-from kscope.trace.kernels import Launch, TraceSummary
+from kscope.trace.kernels import Launch, TraceSummary, is_custom_op
 
 WARMUP_CALLS = 2
 FACTS = "-facts"
@@ -270,7 +270,9 @@ def _kernel_rows(
     graph_of = _launch_graphs(timed, graphs, kernels_of)
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
-        name = launch_label(launch) if launch.call is None else launch.name
+        # the ATen ops a custom op's kernel ran are its row, in a graph as outside one
+        inside_custom = launch.kind != "kernel" and is_custom_op(launch.composite or "")
+        name = launch_label(launch) if launch.call is None or inside_custom else launch.name
         graph = graph_of[launch.call, launch.region]
         phase = graph_phases[graph] if graph is not None and graph_phases else launch.phase
         groups.setdefault((graph, phase, name), []).append(launch)
@@ -287,7 +289,14 @@ def _kernel_rows(
         per_call = len(launches) / calls
         read = written = saved = None
         lines = {line for k in matches for line in k.lines}
-        if matches and all(k.bytes_read is not None for k in matches):
+        if is_custom_op(name) and (phase, name) in eager_per_launch:
+            # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
+            # its bytes are what that body's ops move, as eager counts them (`a + 2 * b`: mul
+            # writes a temporary that add reads back), not its inputs and outputs (inductor's).
+            one_read, one_written, eager_lines = eager_per_launch[phase, name]
+            read, written = round(one_read * per_call), round(one_written * per_call)
+            lines.update(eager_lines)
+        elif matches and all(k.bytes_read is not None for k in matches):
             # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
             # one library call may launch several kernels: its bytes go to its first.
             firsts = _first_of_each_owner(launches) / calls

@@ -21,7 +21,7 @@ from kscope.engine.traffic import TrafficMode, storages
 from kscope.report.model import Kernel, ModeResult
 from kscope.report.place import Place, sorted_places
 from kscope.trace.collectives import per_call
-from kscope.trace.kernels import Dispatched, Launch, TraceSummary, summarize
+from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
 
 WARMUP_CALLS = 2
 
@@ -109,8 +109,11 @@ def _row_names(accounting: TraceSummary, by_owner: dict[int, list]):
 
 def launch_label(launch: Launch) -> str:
     """A launch's row name: the op, after the composite the user called when there is one
-    ("aten::cross_entropy_loss › _log_softmax")."""
+    ("aten::cross_entropy_loss › _log_softmax"); the custom op the user called, for the ATen ops
+    its kernel ran ("mylib::add2": one row, its launches and bytes those of its body)."""
     if launch.composite and launch.kind != "kernel":
+        if is_custom_op(launch.composite):
+            return launch.composite
         return f"{launch.composite} › {launch.name.removeprefix('aten::')}"
     return launch.name
 

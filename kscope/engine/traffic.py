@@ -14,6 +14,11 @@ reads x once, `(a + b).relu()` reads a, b, writes tmp, reads tmp, writes c.
   class) reads min(the elements it gathers, its whole source) plus its indices: a few rows of a
   table are not the table, and rows drawn twice are not read twice from memory once the whole
   table has been read.
+- A custom op (`torch.library.custom_op`, an extension's op: kernels.is_custom_op) is one op to
+  the mode, its kernel below it: kscope runs that kernel with the mode on, so the ATen ops its body
+  runs are counted as they run (`a + 2 * b`: mul writes a temporary that add reads back), at the
+  line that called the custom op. A kernel of its own (C++, Triton), whose ATen ops move nothing,
+  counts the custom op's inputs and outputs.
 Each op runs inside a profiler marker (`kscope::op#N`), so the chrome trace tells which launch it
 belongs to.
 """
@@ -30,7 +35,7 @@ from torch.utils._pytree import tree_leaves
 
 from kscope.engine.project import place_of
 from kscope.report.place import Place
-from kscope.trace.kernels import MARKER_PREFIX
+from kscope.trace.kernels import MARKER_PREFIX, is_custom_op
 
 
 @dataclass
@@ -81,10 +86,16 @@ class TrafficMode(TorchDispatchMode):
         self.reads_parameters = False
         """Some op read an nn.Parameter: the target carries weights, so its traffic is no multiple
         of its inputs (Report.reads_parameters)."""
+        self._inside: list[Place | None] = []
+        """The places of the custom ops whose kernels are running (outermost first)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         marker = len(self.ops)
+        if is_custom_op(str(func.overloadpacket).replace(".", "::", 1)):
+            keys = _below_python(args, kwargs)
+            if keys is not None:
+                return self._custom(func, keys, args, kwargs)
         with record_function(f"{MARKER_PREFIX}{marker}"):
             out = func(*args, **kwargs)
         read, written = op_traffic(func, args, kwargs, out)
@@ -94,13 +105,32 @@ class TrafficMode(TorchDispatchMode):
         self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._place(), reads, writes))
         return out
 
+    def _custom(self, func, keys, args, kwargs):
+        """Run a custom op's kernel with the mode on (see the module docstring): redispatched
+        below the Python key, since calling the op again would come back here. Its own record
+        comes first, so that every op keeps the marker of its index."""
+        own = OpTraffic(len(self.ops), str(func.overloadpacket), 0, 0, self._place(3))
+        self.ops.append(own)
+        self._inside.append(own.place)
+        try:
+            with record_function(f"{MARKER_PREFIX}{own.marker}"), self:
+                out = func.redispatch(keys, *args, **kwargs)
+        finally:
+            self._inside.pop()
+        if not any(op.read or op.written for op in self.ops[own.marker + 1:]):
+            own.read, own.written = op_traffic(func, args, kwargs, out)
+            own.reads, own.writes = op_storages(func, args, kwargs, out)
+        return out
+
     @property
     def dispatched(self) -> set[str]:
         """The ops the dispatcher ran, as the profiler names them ("aten::_log_softmax")."""
         return {op.op.replace(".", "::", 1) for op in self.ops}
 
-    def _place(self) -> Place | None:
-        start = sys._getframe(2)  # what called the op (0: here, 1: __torch_dispatch__)
+    def _place(self, depth: int = 2) -> Place | None:
+        if self._inside:
+            return self._inside[0]  # an op a custom op's kernel ran: the line that called it
+        start = sys._getframe(depth)  # what called the op (0: here, 1: __torch_dispatch__)
 
         def frames():
             frame = start
@@ -109,6 +139,14 @@ class TrafficMode(TorchDispatchMode):
                 frame = frame.f_back
 
         return place_of(frames())
+
+
+def _below_python(args, kwargs):
+    """The dispatch keys that come after the Python key (where modes are called) for these
+    arguments: the backend kernel, as the dispatcher would go on to (None: no tensor says one)."""
+    after = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.BackendSelect)
+    keys = torch._ops.key_extractor(torch._ops._get_tensors(args, kwargs), after)
+    return keys if keys.raw_repr() else None
 
 
 def op_traffic(func, args, kwargs, out) -> tuple[int, int]:

@@ -15,6 +15,8 @@ Rules:
   TorchDispatchMode saw), the outermost such ops under each top-level op are the launches
   (`aten::cross_entropy_loss` is two: `_log_softmax` and `nll_loss_forward`), and the top-level op
   is kept as the composite the user wrote; otherwise (a saved trace) the top-level op itself.
+  A custom op the dispatcher ran ("mylib::add2", see is_custom_op) is a top-level op too: its
+  launches are the ATen ops its kernel ran that do work, else the custom op itself.
   A top-level op under which the dispatcher ran nothing (eval `dropout` returns its input) ran no
   kernel: no launch. Dispatch accounting's trace shows it (no `kscope::op#N` marker under the op,
   on a thread where the accounting ran); its names are handed on (`Dispatched.silent`) to the
@@ -33,7 +35,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from kscope.trace.collectives import find_collectives
@@ -61,6 +63,23 @@ max-autotune GEMM, labelled by the template rather than by its Python name (see 
 MARKER_PREFIX = "kscope::op#"
 GRAPH_LAUNCH = "cudaGraphLaunch"
 """The runtime call that replays a CUDA graph: the kernels inside share its correlation id."""
+
+
+TORCH_NAMESPACES = frozenset(
+    ("aten", "prim", "prims", "profiler", "torch", "autograd", "inductor", "_dtensor")
+    + ("c10d", "_c10d_functional", "_c10d_functional_autograd")
+) | {ns.removesuffix("::") for ns in OP_NAMESPACES}
+"""Namespaces of torch's own operators and profiler events. Any other is a custom op's
+(`torch.library.custom_op`, an extension's TORCH_LIBRARY); collectives are counted apart
+(trace.collectives)."""
+
+
+def is_custom_op(name: str) -> bool:
+    """A custom op ("mylib::add2"): an operator outside torch's own namespaces. The dispatcher
+    runs its kernel (its Python body, or a C++ one) as one op that the user called: the ATen ops
+    that body runs are its launches, shown under its name."""
+    namespace, sep, _ = name.partition("::")
+    return bool(sep) and namespace.isidentifier() and namespace not in TORCH_NAMESPACES
 
 
 @dataclass(frozen=True)
@@ -146,11 +165,12 @@ def summarize(
 ) -> TraceSummary:
     """Classify a trace's events into launches (see the module docstring for the rules)."""
     nonwork = is_nonwork or (lambda name: name in NONWORK_OPS)
-    nodes = build_cpu_forest(events)
+    custom = frozenset(op for op in (dispatched.ops if dispatched else ()) if is_custom_op(op))
+    nodes = build_cpu_forest(events, custom)
     is_cuda = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
     silent_nodes, silent_names = _silent_tops(nodes)
     summary = TraceSummary(device="cuda" if is_cuda else "cpu", silent=silent_names)
-    rules = _OpRules(nonwork, dispatched, silent_nodes)
+    rules = _OpRules(nonwork, dispatched, silent_nodes, custom)
 
     made_node: dict[int, Node] = {}
     for n in nodes:
@@ -257,15 +277,21 @@ def _silent_tops(nodes: list[Node]) -> tuple[set[int], frozenset[str]]:
 class _OpRules:
     """Which ATen op of a nest is the launch (see the module docstring)."""
 
-    def __init__(self, nonwork: Callable[[str], bool], dispatched: Dispatched | None, silent_nodes: set[int]):
-        self.nonwork = nonwork
+    def __init__(
+        self, nonwork: Callable[[str], bool], dispatched: Dispatched | None, silent_nodes: set[int],
+        custom: Collection[str] = (),
+    ):
+        self.nonwork, self.custom = nonwork, custom
         self.dispatch_ops = dispatched.ops if dispatched is not None else None
         self.silent_names = dispatched.silent if dispatched is not None else frozenset()
         self.silent_nodes = silent_nodes
         self._launches: dict[int, list[Node]] = {}
 
     def works(self, n: Node) -> bool:
-        return not all(self.nonwork(d.name) for d in n.walk() if d.name.startswith(OP_NAMESPACES))
+        """A custom op does work: its own kernel's, when none of the ATen ops it runs does."""
+        return n.name in self.custom or not all(
+            self.nonwork(d.name) for d in n.walk() if d.name.startswith(OP_NAMESPACES)
+        )
 
     def launches_under(self, top: Node) -> list[Node]:
         """The launches of one top-level ATen op."""
@@ -278,6 +304,10 @@ class _OpRules:
         return self._launches[top.idx]
 
     def _outermost_dispatched(self, n: Node) -> list[Node]:
+        if n.name in self.custom:
+            # the ATen ops its kernel ran that do work; else the custom op itself (a C++ kernel)
+            inner = [x for c in n.children for x in self._outermost_dispatched(c) if self.works(x)]
+            return inner or [n]
         if n.name in self.dispatch_ops:
             return [n]
         return [x for c in n.children for x in self._outermost_dispatched(c)]

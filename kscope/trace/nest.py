@@ -5,7 +5,7 @@ trace.kernels). Pure Python: no torch import here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 _REGION = re.compile(r"^Torch-Compiled Region: (\d+/\d+)")
 _CALL_KEY = re.compile(r"^## Call CompiledFxGraph (\S+) ##")
@@ -27,12 +27,12 @@ class Node:
         "idx", "ev", "name", "parent", "children", "top", "call", "segment", "region", "phase", "seq", "autograd"
     )
 
-    def __init__(self, idx: int, ev: dict, parent: Node | None):
+    def __init__(self, idx: int, ev: dict, parent: Node | None, custom: Collection[str] = ()):
         self.idx, self.ev, self.parent, self.children = idx, ev, parent, []
         self.name: str = ev.get("name", "")
         self.top: Node | None = parent.top if parent is not None else None
-        """The outermost ATen op at or above this event."""
-        if self.top is None and self.name.startswith(OP_NAMESPACES):
+        """The outermost ATen (or custom) op at or above this event."""
+        if self.top is None and (self.name.startswith(OP_NAMESPACES) or self.name in custom):
             self.top = self
         self.call = self.segment = self.region = self.seq = self.autograd = None
         self.phase = "forward"
@@ -66,7 +66,7 @@ def match(pattern: re.Pattern, name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def build_cpu_forest(events: list[dict]) -> list[Node]:
+def build_cpu_forest(events: list[dict], custom: Collection[str] = ()) -> list[Node]:
     """Nest host-side complete events by time on each thread; return them in time order."""
     host = [
         e
@@ -87,7 +87,7 @@ def build_cpu_forest(events: list[dict]) -> list[Node]:
         while stack and start >= ends[-1]:
             stack.pop()
             ends.pop()
-        node = Node(i, e, stack[-1] if stack else None)
+        node = Node(i, e, stack[-1] if stack else None, custom)
         if stack:
             stack[-1].children.append(node)
         stack.append(node)

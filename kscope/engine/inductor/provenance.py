@@ -71,7 +71,8 @@ def profiler_name(handle: str) -> tuple[str, str]:
         if base.startswith(prefix):
             op = base[len(prefix):].split(".")[0]
             return f"aten::{op}", "extern"
-    library = _LIBRARY_OP.match(base)  # torch.ops.mkl._mkl_linear.default -> mkl::_mkl_linear
+    # torch.ops.mkl._mkl_linear.default -> mkl::_mkl_linear; a custom op's too (mylib::add2)
+    library = _LIBRARY_OP.match(base)
     if library:
         return f"{library.group(1)}::{library.group(2)}", "extern"
     return base, "kernel"
@@ -82,7 +83,7 @@ def kernel_sources(output_code: str) -> dict[str, str]:
     return {m.group(1): m.group(2).strip("\n") for m in _KERNEL_DEF.finditer(output_code)}
 
 
-_LIBRARY_OP = re.compile(r"^torch\.ops\.(mkl|mkldnn|onednn|quantized)\.(\w+)")
+_LIBRARY_OP = re.compile(r"^torch\.ops\.(?!higher_order\.)(\w+)\.(\w+)")
 _RECORD_LABEL = re.compile(r'RecordFunctionHandle \w+\("graph_\d+_(\w+)"')
 
 
@@ -171,17 +172,3 @@ def what_it_does(rw: dict, input_names: dict[str, str], ops: tuple[str, ...]) ->
     if ops:
         text += f" for {', '.join(ops)}"
     return text + (f" ({rw['why']})" if rw.get("why") else "")
-
-
-_SOURCE_PART = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\[['\"]?([^'\"\]]+)['\"]?\]|\.(\w+)")
-
-
-def user_name(source: str) -> str:
-    """Dynamo's source of a graph input in the user's words: "L['self']._modules['conv1']
-    ._parameters['weight']" -> "conv1.weight", "L['x']" -> "x"."""
-    if not source.startswith("L["):
-        return source
-    parts = [next(g for g in m.groups() if g) for m in _SOURCE_PART.finditer(source[1:])]
-    if parts[:1] == ["self"] and len(parts) > 1:
-        parts = parts[1:]
-    return ".".join(parts) or source
