@@ -230,9 +230,10 @@ class KscopeApp(TalkKeys, App):
     @on(BreaksPane.LineChosen)
     def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
         r = self.shown or self.good
-        file = os.path.relpath(message.file, r.root) if r and r.root and message.file else (r.home if r else "")
+        place = message.place  # a break of a Report from before breaks had places: in the target's file
+        place = place if place.file else Place(r.home if r else "", place.line)
         for source in self.query(SourcePane):
-            source.show(None, lit=(Place(file, message.line),))
+            source.show(None, lit=(place,))
         self.action_tab("source")
 
     def action_help(self) -> None:
@@ -349,7 +350,7 @@ class KscopeApp(TalkKeys, App):
         )
         self.query_one(FusedKernels).show(report)
         self.query_one(SourcePane).show(report)
-        self.query_one(BreaksPane).show(report.compiled, report.file)
+        self.query_one(BreaksPane).show(report.compiled, report.home)
         self.query_one(RoundTripsPane).show(report)
         self.query_one(RanksPane).show(report)
         self.query_one(PresentView).show(report, before)

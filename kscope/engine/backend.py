@@ -11,7 +11,7 @@ import torch
 from kscope.engine.breaks import plain_break
 from kscope.engine.inductor.provenance import same_file
 from kscope.engine.inductor.source_key import SourceKeys
-from kscope.engine.project import is_user_file
+from kscope.engine.project import is_user_file, place_of
 from kscope.report.model import GraphBreak
 
 
@@ -28,6 +28,9 @@ class RecordingBackend:
         self.optimizer: set[str] = set()
         """Compile ids of graphs traced from an optimizer's step (their ops' stack traces run
         through torch/optim): under torch.compile the step's profiler marker is dropped."""
+        self.words: list[tuple[str, str]] = []
+        """Dynamo's logged words for its graph breaks (Capture.break_words): the graph's own
+        reason is terse for a data-dependent branch ("generic_jump TensorVariable()")."""
 
     def __call__(self, gm, example_inputs):
         from torch._inductor.compile_fx import compile_fx
@@ -48,14 +51,18 @@ class RecordingBackend:
             frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file) or is_user_file(f.filename)]
             frames = frames or reason.user_stack
             last = frames[-1] if frames else None
-            plain, explanation, hint = plain_break(reason.reason)
+            cid = f"{cid.frame_id}/{cid.frame_compile_id}" if cid is not None else "?"
+            plain, kind, explanation, hints = plain_break(_words(reason, cid, self.words))
             self.breaks.append(
                 GraphBreak(
                     reason=plain,
                     line=last.lineno if last else None,
                     file=last.filename if last else None,
                     explanation=explanation,
-                    hint=hint,
+                    hint=hints[0] if hints else "",
+                    type=kind,
+                    hints=hints,
+                    place=place_of((f.filename, f.lineno) for f in reversed(reason.user_stack)),
                 )
             )
         with self.keys.forward(gm):
@@ -71,6 +78,21 @@ class RecordingBackend:
 
 
 _OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
+
+
+def _words(reason, cid: str, logged: list[tuple[str, str]]) -> str:
+    """Dynamo's full words for the break that ended this graph: the graph's reason when it has
+    them (a call dynamo could not trace), else what dynamo logged for this compile, at the break's
+    line if it logged one there (a break it could not resume from is logged where it happened and
+    ends the graph at the last line it could resume from), else its latest."""
+    if "Explanation:" in reason.reason:
+        return reason.reason
+    mine = [text for c, text in logged if c == cid]
+    frame = reason.user_stack[-1] if reason.user_stack else None
+    here = [t for t in mine if frame and t.startswith(f"Graph break in user code at {frame.filename}:{frame.lineno}\n")]
+    text = (here or mine or [reason.reason])[-1]
+    # "Graph break in user code at F:L\nGraph Break Reason: <dynamo's words>\n\nUser code traceback: ..."
+    return text.split("\nUser code traceback:", 1)[0].split("Graph Break Reason: ", 1)[-1]
 
 
 def _input_name(source) -> str:

@@ -80,6 +80,7 @@ def run_compiled(
     # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
     skips_before = cudagraph_skips()
     with applied(options), capture_inductor() as fresh, backend.keys.backward():
+        backend.words = fresh.break_words  # dynamo logs a break's words before the backend sees its graph
         start = time.perf_counter()
         try:
             call()
@@ -123,11 +124,7 @@ def run_compiled(
     ran = _launch_graphs(timed, graphs, kernels_of)
     facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)
              for i in sorted({g for g in ran.values() if g is not None})}
-    if unknown:
-        notes.append(
-            f"compiled: bytes unknown for {', '.join(unknown)}: "
-            "not a kernel of a graph inductor logged, nor an op kscope saw run eagerly"
-        )
+    notes += _unknown_notes(unknown) + guessed_graphs(timed, graphs, kernels_of)
     graphed = cuda_graphs_of(options, device, timed, calls, fresh.cudagraph_skips, cudagraph_skips() - skips_before)
     if graphed is not None and graphed.skipped:
         notes.append(f"compiled ({options.mode}): {graphed.line()}")
@@ -151,6 +148,14 @@ def run_compiled(
         collectives=per_call(timed.collectives, calls, lambda x: x.name if x.call else launch_label(x)),
     )
     return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
+
+
+def _unknown_notes(unknown: list[tuple[str, str | None]]) -> list[str]:
+    """One note per reason a row's bytes are unknown, naming the rows."""
+    why: dict[str, list[str]] = defaultdict(list)
+    for name, reason in unknown:
+        why[reason or "not a kernel of a graph inductor logged, nor an op kscope saw run eagerly"].append(name)
+    return [f"compiled: bytes unknown for {', '.join(names)}: {reason}" for reason, names in why.items()]
 
 
 def _graph_phase(g: GraphCapture, backend: RecordingBackend) -> str:
@@ -237,24 +242,43 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
 
 def _graph_of_call(
     call: str | None, region: str | None, names: set[str], graphs: Capture, kernels_of: list
-) -> int | None:
-    """The graph a "## Call CompiledFxGraph KEY ##" ran: by inductor's cache key; else (cache off:
-    KEY is "None") the latest forward graph of the compiled region it ran in; else the graph whose
-    kernels best cover the names launched under it."""
+) -> tuple[int | None, str | None]:
+    """The graph a "## Call CompiledFxGraph KEY ##" ran, and None or how it was guessed: by
+    inductor's cache key; else (cache off: KEY is "None") the forward graph of the compiled region
+    it ran in, when the region has one; else a guess: the latest of the region's forward graphs,
+    or the graph whose kernels best cover the names launched under it."""
     if call is None:
-        return None
+        return None, None
     for i, g in enumerate(graphs):
         if g.fx_key and g.fx_key == call:
-            return i
+            return i, None
     in_region = [i for i, g in enumerate(graphs) if g.compile_id == region and not g.backward]
+    if len(in_region) == 1:
+        return in_region[0], None
     if in_region:
-        return in_region[-1]
+        return in_region[-1], f"the latest of the {len(in_region)} forward graphs of region {region}"
     best, score = None, 0
     for i, kernels in enumerate(kernels_of):
         overlap = len(names & {k.name for k in kernels})
         if overlap and overlap >= score:  # on a tie the latest graph: a recompile's replaces the earlier
             best, score = i, overlap
-    return best
+    if best is None:
+        return None, None
+    return best, f"the graph with the most kernels of those names ({score} of {len(names)})"
+
+
+def guessed_graphs(timed: TraceSummary, graphs: Capture, kernels_of: list) -> list[str]:
+    """Notes for the graph calls whose graph kscope guessed: the bytes of their rows are those of
+    a graph that may not be the one that ran (its kernels' names matched; its sizes may not)."""
+    notes = []
+    for (call, region), names in _names_under(timed).items():
+        index, how = _graph_of_call(call, region, names, graphs, kernels_of)
+        if how is not None:
+            notes.append(
+                f"compiled: a call of {call!r} matched no graph by inductor's cache key; its rows' bytes are those of "
+                f"graph {graphs[index].compile_id}, {how}: a guess"
+            )
+    return notes
 
 
 def _kernel_rows(
@@ -264,8 +288,8 @@ def _kernel_rows(
     kernels_of: list[list[CompiledKernel]],
     eager_per_launch: dict,
     graph_phases: list[str] | None = None,
-) -> tuple[list[Kernel], list[str]]:
-    """One row per (graph, phase, name). A launch's phase is its graph's (backward graph,
+) -> tuple[list[Kernel], list[tuple[str, str | None]]]:
+    """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A launch's phase is its graph's (backward graph,
     optimizer step) when it ran in one, else what the trace says (see kernels)."""
     graph_of = _launch_graphs(timed, graphs, kernels_of)
     groups: dict[tuple, list[Launch]] = {}
@@ -309,7 +333,7 @@ def _kernel_rows(
             read, written = round(one_read * per_call), round(one_written * per_call)
             lines.update(eager_lines)
         if read is None:
-            unknown.append(name)
+            unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
         label = name if len(per_name[phase, name]) == 1 or graph is None else f"{name} [{graphs[graph].compile_id}]"
         rows.append(
             Kernel(
@@ -334,12 +358,17 @@ def _kernel_rows(
 
 def _launch_graphs(timed: TraceSummary, graphs: Capture, kernels_of: list) -> dict[tuple, int | None]:
     """(compiled graph call, region) of the launches -> the graph it ran (see _graph_of_call)."""
+    return {where: _graph_of_call(*where, names, graphs, kernels_of)[0] for where, names in _names_under(timed).items()}
+
+
+def _names_under(timed: TraceSummary) -> dict[tuple, set[str]]:
+    """(compiled graph call, region) -> the names launched under it (and their owners')."""
     names_under: dict[tuple, set[str]] = defaultdict(set)
     for launch in timed.launches:
         names_under[launch.call, launch.region].add(launch.name)
         if launch.owner_name:
             names_under[launch.call, launch.region].add(launch.owner_name)
-    return {where: _graph_of_call(*where, names, graphs, kernels_of) for where, names in names_under.items()}
+    return names_under
 
 
 def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, dict | None]):

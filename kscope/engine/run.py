@@ -165,6 +165,7 @@ def with_files(report: Report, texts: bool = True) -> Report:
     if texts:
         places = [p for m in (report.eager, report.compiled) if m is not None
                   for rows in (m.kernels, m.round_trips or ()) for row in rows for p in row.lines]
+        places += [b.place for b in report.compiled.graph_breaks if b.place] if report.compiled else []
         sources = project.sources(places)
         if report.source:
             sources.setdefault(project.display(report.file), report.source)

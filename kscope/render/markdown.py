@@ -4,7 +4,6 @@ or a slide. The same words as `--once` (view.py's helpers); a figure kscope does
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from kscope.render import view
@@ -141,9 +140,10 @@ def _compiled_sections(report: Report, c: ModeResult) -> list[str]:
 
 
 def _graph_break(report: Report, b: GraphBreak) -> str:
-    """"`graph_break.py:11`: data-dependent branch: … (hint: …)"."""
-    where = code(f"{os.path.basename(b.file) if b.file else report.home}:{b.line}") + ": " if b.line else ""
-    return where + cell(b.reason) + (f" (hint: {cell(b.hint)})" if b.hint else "")
+    """"`line 11`: data-dependent branch: … ", then dynamo's words, a sub-item each."""
+    where = code(view.break_where(b, report.home)) + ": " if b.line else ""
+    words = "".join(f"\n  - {cell(line)}" for line in view.break_words(b))
+    return where + cell(b.reason) + words
 
 
 def _recompile(r: Recompile) -> str:

@@ -34,7 +34,7 @@ def render_report(report: Report) -> RenderableType:
         if timing.plain:
             parts.append(timing)
     if report.compiled:
-        parts.append(compile_line(report.compiled))
+        parts.append(compile_line(report.compiled, report.home))
         if report.compiled.round_trips:
             parts.append(round_trips_table(report.compiled.round_trips, report.home))
         fused = fused_table(report.compiled)

@@ -11,6 +11,8 @@ from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
 from kscope.render.verdict import call_text, explanation, measure_text, verdict_line
 from kscope.render.view import (
     autotune_lines,
+    break_where,
+    break_words,
     device_text,
     error_detail,
     error_where,
@@ -155,7 +157,7 @@ def _middle(eager: tuple | None, compiled: tuple | None, samples: int | None) ->
     return f" (middle half {spread}; {samples} calls each)"
 
 
-def compile_line(mode: ModeResult) -> Text:
+def compile_line(mode: ModeResult, home: str = "") -> Text:
     text = Text()
     if mode.compile_s is not None:
         text.append(f"compile {mode.compile_s:.2f} s, ")
@@ -163,7 +165,9 @@ def compile_line(mode: ModeResult) -> Text:
     if mode.graph_breaks:
         text.append(f", {len(mode.graph_breaks)} graph break(s):", style="bold yellow")
         for b in mode.graph_breaks:
-            text.append(f"\n  line {b.line}: {b.reason}", style="yellow")
+            text.append(f"\n  {break_where(b, home)}: {b.reason}", style="yellow")
+            for line in break_words(b):
+                text.append("\n    " + line.replace("\n", "\n      "), style="dim" if line.startswith("dynamo") else "italic")
     if mode.cuda_graphs is not None:
         text.append(f"\n{mode.cuda_graphs.line()}", style="yellow" if mode.cuda_graphs.skipped else "")
     for line in autotune_lines(mode):

@@ -295,3 +295,25 @@ def sweep_how(sweep) -> str:
     """"one torch.compile for all sizes, 1 recompile"."""
     how = "each size compiled on its own (--sweep-static)" if sweep.static else "one torch.compile for all sizes"
     return f"{how}, {sweep.recompiles} recompile{'s' if sweep.recompiles != 1 else ''}"
+
+
+def break_where(b, home: str = "") -> str:
+    """Where a graph break is: "line 11" in the target's file, "pkg/layers.py:6" in another of the
+    project's, "transformers/models/gpt2/modeling_gpt2.py:703 (library)" in a library's."""
+    if b.place is not None:
+        here = f"line {b.place.line}" if b.place.file == home and not b.place.library else b.place.text(home)
+        return here + (" (library)" if b.place.library else "")
+    if b.file and b.line:  # a Report from before breaks had places
+        return f"{os.path.basename(b.file)}:{b.line}" if os.path.basename(b.file) != os.path.basename(home) else f"line {b.line}"
+    return f"line {b.line}" if b.line else "unknown line"
+
+
+def break_words(b) -> list[str]:
+    """Dynamo's words for a break, a line each: its type and explanation, then its hints."""
+    lines = []
+    kind = b.type if b.type != b.reason else ""  # a type with no plain wording is the reason itself
+    if kind or b.explanation:
+        lines.append("dynamo: " + ": ".join(x for x in (kind, b.explanation) if x))
+    hints = b.hints or ((b.hint,) if b.hint else ())
+    lines += [f"hint: {h}" for h in hints]
+    return lines

@@ -155,7 +155,7 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | No
     if compiled:
         out["compile_s"] = None if m.compile_s is None else round(m.compile_s, 3)
         out["graphs"] = m.graphs
-        out["graph_breaks"] = [dataclasses.asdict(b) for b in m.graph_breaks]
+        out["graph_breaks"] = [_break_to_dict(b) for b in m.graph_breaks]
         out["recompiles"] = [dataclasses.asdict(r) for r in m.recompiles]
         out["autotune"] = [autotune_to_dict(a) for a in m.autotune]
         out["cuda_graphs"] = None if m.cuda_graphs is None else dataclasses.asdict(m.cuda_graphs)
@@ -191,6 +191,16 @@ def place_from_dict(d: dict[str, Any] | int, home: str = "") -> Place:
     if isinstance(d, int):
         return Place(home, d)
     return Place(d["file"], d["line"], None if d.get("via") is None else place_from_dict(d["via"]), d.get("library", False))
+
+
+def _break_to_dict(b: GraphBreak) -> dict[str, Any]:
+    return {**dataclasses.asdict(b), "hints": list(b.hints), "place": None if b.place is None else place_to_dict(b.place)}
+
+
+def _break_from_dict(d: dict[str, Any], home: str = "") -> GraphBreak:
+    place = d.get("place")
+    return GraphBreak(**{**d, "hints": tuple(d.get("hints", ())),
+                         "place": None if place is None else place_from_dict(place, home)})
 
 
 def _trip_to_dict(t: RoundTrip) -> dict[str, Any]:
@@ -244,7 +254,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
         calls=d.get("calls", 1),
         compile_s=d.get("compile_s"),
         graphs=d.get("graphs"),
-        graph_breaks=tuple(GraphBreak(**b) for b in d.get("graph_breaks", ())),
+        graph_breaks=tuple(_break_from_dict(b, home) for b in d.get("graph_breaks", ())),
         recompiles=tuple(Recompile(**r) for r in d.get("recompiles", ())),
         traffic_source=d.get("traffic_source", ""),
         kernel_time_us_range=tuple(d["kernel_time_us_range"]) if d.get("kernel_time_us_range") else None,

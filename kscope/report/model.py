@@ -150,11 +150,20 @@ class Backward:
 @dataclass(frozen=True)
 class GraphBreak:
     reason: str
-    """In plain words (kscope's wording for common cases, else dynamo's first line)."""
+    """In plain words (kscope's wording for common cases, else dynamo's type of break)."""
     line: int | None = None
     file: str | None = None
+    """The file the break is in, as a path on the machine that ran it."""
     explanation: str = ""
+    """Dynamo's explanation of the break, in its words."""
     hint: str = ""
+    """The first of `hints` (kscope's own where dynamo gave none)."""
+    type: str = ""
+    """Dynamo's type of break (its gb_type: "Data-dependent branching"); "" where it said none."""
+    hints: tuple[str, ...] = ()
+    """Dynamo's hints, in its words."""
+    place: Place | None = None
+    """Where it is, as kernels' lines are: a project file, or a library's (library=True)."""
 
 
 @dataclass(frozen=True)

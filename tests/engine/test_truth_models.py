@@ -316,4 +316,4 @@ def test_a_kernel_of_a_graph_kscope_did_not_see_is_unknown_not_zero():
     trace = TraceSummary("cpu", [Launch("cpp_fused_mul_0", 3.0, "kernel", "0/0", 1, "graph_0_cpp_fused_mul_0", "KEY")])
     (row,), unknown = _kernel_rows(trace, 1, Capture(), [], {})
     assert (row.bytes_read, row.bytes_written, row.bytes_total) == (None, None, None)
-    assert unknown == ["cpp_fused_mul_0"]
+    assert unknown == [("cpp_fused_mul_0", None)]  # why: compiled._unknown_notes says the default

@@ -107,7 +107,12 @@ def graph_break_report(file: str = "/work/branchy.py") -> Report:
                 "data-dependent branch: Python `if`/`while` on a tensor's value",
                 6,
                 file,
-                hint="compute both sides and choose with torch.where, or branch outside the compiled function",
+                explanation="Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). "
+                "Dynamo does not support tracing dynamic control flow.",
+                hint="Use `torch.cond` to express dynamic control flow.",
+                type="Data-dependent branching",
+                hints=("Use `torch.cond` to express dynamic control flow.",),
+                place=Place(os.path.basename(file), 6),
             ),
         ),
     )

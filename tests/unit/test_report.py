@@ -29,7 +29,8 @@ def test_json_has_the_documented_fields():
     for key in ("name", "launches", "time_us", "bytes_read", "bytes_written", "fused", "ops", "lines", "code"):
         assert key in kernel
     assert d["compiled"]["graph_breaks"] == [
-        {"reason": "data-dependent branch", "line": 5, "file": "f.py", "explanation": "", "hint": ""}
+        {"reason": "data-dependent branch", "line": 5, "file": "f.py", "explanation": "", "hint": "",
+         "type": "", "hints": [], "place": None}
     ]
     assert d["compiled"]["recompiles"] == [] and "recompiles" not in d["eager"]
     assert d["errors"][0] == {"stage": "compile", "type": "X", "message": "y", "file": "f.py", "line": 3}

@@ -1,25 +1,27 @@
-"""Graph breaks and recompiles, in plain words, each with the line it points at."""
+"""Graph breaks and recompiles, in plain words, each with the line it points at and dynamo's own
+words for it (its type, explanation and hints)."""
 
 from __future__ import annotations
-
-import os
 
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from kscope.render.view import break_where, break_words
 from kscope.report.model import ModeResult
+from kscope.report.place import Place
 
 
 class BreaksPane(OptionList):
     class LineChosen(Message):
-        def __init__(self, file: str | None, line: int):
+        def __init__(self, place: Place):
             super().__init__()
-            self.file, self.line = file, line
+            self.place = place
 
-    def show(self, compiled: ModeResult | None, target: str = "") -> None:
-        """target: the target's file (its breaks say "line N"; another file's say its name)."""
+    def show(self, compiled: ModeResult | None, home: str = "") -> None:
+        """home: the target's file as places name it (its breaks say "line N"; another file's say
+        its name, a library's says so)."""
         self.clear_options()
         if compiled is None:
             return
@@ -30,15 +32,11 @@ class BreaksPane(OptionList):
         self.add_option(Option(head, disabled=True))
         self._breaks = compiled.graph_breaks
         for i, b in enumerate(compiled.graph_breaks):
-            other = b.file and b.line and os.path.realpath(b.file) != os.path.realpath(target or b.file)
-            where = f"{os.path.basename(b.file)}:{b.line}" if other else f"line {b.line}"
-            text = Text(f"break at {where}: ", style="bold yellow")
+            text = Text(f"break at {break_where(b, home)}: ", style="bold yellow")
             text.append(b.reason)
-            if b.explanation:
-                text.append(f"\n  {b.explanation}", style="dim")
-            if b.hint:
-                text.append(f"\n  hint: {b.hint}", style="italic")
-            self.add_option(Option(text, id=f"break-{i}" if b.line else None))
+            for line in break_words(b):
+                text.append("\n  " + line.replace("\n", "\n    "), style="dim" if line.startswith("dynamo") else "italic")
+            self.add_option(Option(text, id=f"break-{i}" if b.place or b.line else None))
         for r in compiled.recompiles:
             text = Text(f"recompiled {r.function or 'target'}: ", style="bold magenta")
             text.append(r.reason)
@@ -47,4 +45,4 @@ class BreaksPane(OptionList):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id and event.option.id.startswith("break-"):
             b = self._breaks[int(event.option.id.removeprefix("break-"))]
-            self.post_message(self.LineChosen(b.file, b.line))
+            self.post_message(self.LineChosen(b.place or Place("", b.line or 0)))

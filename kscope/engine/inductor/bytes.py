@@ -21,6 +21,9 @@ does two things inductor's log does not:
   which inputs it copies and into which layout, and why when inductor's graph tells (its layout
   optimisation for convolutions).
 
+A node with a size no hint gives (data-dependent: a boolean mask's count) has unknown bytes, with
+why, never inductor's count, which takes such a size as 0.
+
 `node_bytes` runs while inductor's graph is current (inside the metrics log record); the rest is
 plain data, kept in kscope's store for FX-graph-cache hits.
 """
@@ -42,8 +45,9 @@ class NodeBytes:
     """"kernel", "extern" (a library call) or "nop"."""
     key: frozenset[str]
     """The post-grad node names inductor's provenance uses for this node's kernel."""
-    read: int
-    written: int
+    read: int | None
+    """None (unknown): a size the node reads or writes has no hint (`unknown` says why)."""
+    written: int | None
     inductor_total: int
     """Inductor's own count for the node (`get_read_write_buffers_sizes`), before any correction."""
     corrections: list[dict] = field(default_factory=list)
@@ -64,6 +68,9 @@ class NodeBytes:
     inputs: list[str] = field(default_factory=list)
     """The buffers and graph inputs the node reads."""
     reduction: bool = False
+    unknown: str | None = None
+    """Why read and written are None: a data-dependent size, which inductor's count (and any hint)
+    could only guess at compile time."""
 
 
 def saved_for_backward(nodes) -> frozenset[str] | None:
@@ -118,6 +125,11 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     out.outputs = {buf.get_name(): _buffer_bytes(buf.node) for buf in node.get_outputs()}
     out.inputs = sorted({dep.name for dep in node.read_writes.reads} - set(out.outputs))
     out.reduction = bool(getattr(node, "is_reduction", lambda: False)())
+    if _data_dependent(node):
+        # inductor's own count hints such a size with 0: a guess, never shown as a count
+        out.read = out.written = out.saved = None
+        out.unknown = DATA_DEPENDENT
+        return out
     if saved is None:
         out.saved = None
     else:
@@ -127,7 +139,11 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
         if gathered is not None and gathered != inductor_count:
             out.corrections.append({"rule": "gather", "buffer": name, "inductor": inductor_count, "kscope": gathered})
             out.read += gathered - inductor_count
-    fallback = _fallback_only(node.node) if kind == "extern" else set()
+    fallback, unsure = _fallback_only(node.node) if kind == "extern" else (set(), None)
+    if unsure:  # counting each frozen weight it is handed could count one it never reads
+        out.read = out.written = out.saved = None
+        out.unknown = unsure
+        return out
     for name in sorted(out.inputs):
         # Inductor counts no bytes for a constant (a parameter frozen by freezing=True), though the
         # kernel reads it at every call: kscope counts it.
@@ -137,8 +153,9 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
             out.corrections.append({"rule": "constant", "buffer": name, "inductor": 0, "kscope": nbytes})
             out.read += nbytes
     if kind == "extern" and isinstance(node.node, ir.FallbackKernel):
-        every = sum(_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None)))
-        if every > written:
+        each = [_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None))]
+        every = None if None in each else sum(each)
+        if every is not None and every > written:
             out.corrections.append({"rule": "unused output", "buffer": node.get_name(), "inductor": written, "kscope": every})
             out.written = every
     if kind == "kernel" and all(_only_copies(sn) for sn in node.get_nodes()):
@@ -150,16 +167,33 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     return out
 
 
-def _fallback_only(extern) -> set[str]:
+DATA_DEPENDENT = "its sizes are data-dependent (nonzero's count, a boolean mask's): known only as it runs"
+
+
+def _data_dependent(node) -> bool:
+    """A size the node reads, writes or loops over has no hint (an unbacked symbol)."""
+    from torch._inductor.dependencies import WeakDep
+
+    deps = [d for d in node.read_writes.reads | node.read_writes.writes if not isinstance(d, WeakDep)]
+    sizes = [d.get_numel() for d in deps]
+    sizes += [s for sn in node.get_nodes() for group in getattr(sn, "_sizes", None) or () for s in group]
+    return any(_hint(s) is None for s in sizes) or any(_buffer_bytes(b.node) is None for b in node.get_outputs())
+
+
+def _fallback_only(extern) -> tuple[set[str], str | None]:
     """Inputs a library call is handed but reads only on a path not taken: mkl's packed linear gets
-    the original weight too, for a batch size other than the one it packed for (which inductor
-    packs for the size it compiled)."""
+    the original weight too (inputs[2], as MKLPackedLinear.create puts it), for a batch size other
+    than the one inductor packed for. And why kscope cannot tell them, when it cannot: a call that
+    names _mkl_linear but is not inductor's MKLPackedLinear."""
     try:
-        if "_mkl_linear" in str(getattr(extern, "python_kernel_name", "")):
-            return {extern.inputs[2].get_name()}
-    except Exception:
-        pass
-    return set()
+        from torch._inductor.mkldnn_ir import MKLPackedLinear
+    except ImportError:  # an inductor without mkldnn_ir: only the name is left to go by
+        MKLPackedLinear = ()
+    if isinstance(extern, MKLPackedLinear) and len(extern.inputs) >= 3 and hasattr(extern.inputs[2], "get_name"):
+        return {extern.inputs[2].get_name()}, None
+    if "_mkl_linear" in str(getattr(extern, "python_kernel_name", "")):
+        return set(), "mkl's packed linear, whose original weight (read only for another batch size) kscope cannot find"
+    return set(), None
 
 
 def _only_copies(snode) -> bool:
@@ -176,14 +210,15 @@ def _flat(outputs):
         yield outputs
 
 
-def _buffer_bytes(buf) -> int:
+def _buffer_bytes(buf) -> int | None:
     from torch._inductor import ir
     from torch._inductor.utils import get_dtype_size
 
     # `layout`, not get_layout(): a multi-output call's buffer raises on get_layout()
     if not isinstance(buf, ir.Buffer) or isinstance(getattr(buf, "layout", None), (ir.NoneLayout, ir.MultiOutputLayout)):
         return 0
-    return _hint(buf.get_numel()) * get_dtype_size(buf.get_dtype())
+    numel = _hint(buf.get_numel())
+    return None if numel is None else numel * get_dtype_size(buf.get_dtype())
 
 
 def _gathered_bytes(node, name: str) -> int | None:
@@ -233,10 +268,18 @@ def _iterations(sn) -> int:
     return math.prod(_hint(s) for group in ranges for s in group)
 
 
-def _hint(expr) -> int:
+def _hint(expr) -> int | None:
+    """A size's value as compiled; None for one with no hint: a data-dependent size (an unbacked
+    symbol no user hint names), whose every hint is a guess."""
+    import sympy
     from torch._inductor.virtualized import V
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
-    return int(V.graph.sizevars.optimization_hint(expr, fallback=0))
+    sizevars = V.graph.sizevars
+    expr = sizevars.simplify(sympy.sympify(expr))
+    if free_unbacked_symbols(expr) - set(getattr(sizevars, "var_to_hint_override", None) or ()):
+        return None
+    return int(sizevars.optimization_hint(expr))
 
 
 def _layout(buf) -> str:
@@ -257,12 +300,13 @@ def assign_to_kernels(
     handles: list[tuple[str, str, frozenset[str]]], nodes: list[NodeBytes]
 ) -> tuple[dict[str, dict], int]:
     """handles: (handle, kind, post-grad nodes) per kernel in the order inductor generated them.
-    Returns per handle {"read", "written", "corrections", "copies", "layout", "why", "copy"} ("copy":
-    every node of the kernel only copies), and the bytes of
+    Returns per handle {"read", "written", "corrections", "copies", "layout", "why", "copy",
+    "unknown"} ("copy": every node of the kernel only copies; read and written None, and "unknown"
+    why, when a node's are unknown), and the bytes of
     nodes that matched no kernel."""
     out = {
         h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True,
-            "outputs": {}, "inputs": [], "nodes": [], "reduced": []}
+            "outputs": {}, "inputs": [], "nodes": [], "reduced": [], "unknown": None}
         for h, _, _ in handles
     }
     stray, cursor = 0, 0
@@ -273,13 +317,14 @@ def assign_to_kernels(
         if not fits:
             fits = [i for i, (_, kind, post) in enumerate(handles) if kind == node.kind and node.key & post]
         if not fits:
-            stray += node.read + node.written
+            stray += (node.read or 0) + (node.written or 0)  # one of data-dependent size adds no guess
             continue
         # Nodes and kernels come in the order inductor generated them: never step back.
         cursor = next((i for i in fits if i >= cursor), fits[0])
         entry = out[handles[cursor][0]]
-        entry["read"] += node.read
-        entry["written"] += node.written
+        entry["read"] = None if entry["read"] is None or node.read is None else entry["read"] + node.read
+        entry["written"] = None if entry["written"] is None or node.written is None else entry["written"] + node.written
+        entry["unknown"] = entry["unknown"] or node.unknown
         entry["saved"] = None if entry["saved"] is None or node.saved is None else entry["saved"] + node.saved
         entry["corrections"] += node.corrections
         entry["copies"] += node.copies

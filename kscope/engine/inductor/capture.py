@@ -47,7 +47,7 @@ TRACE_LOGGER = "torch.__trace"
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
 CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 """Where inductor says why it skipped CUDA graphs for a graph (log_cudagraph_skip_and_bump_counter)."""
-STORE_FORMAT = "kscope-traffic-8\n"
+STORE_FORMAT = "kscope-traffic-9\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
 
@@ -147,6 +147,9 @@ class Capture(list):
         super().__init__()
         self.recompiles: list[tuple[str, str]] = []
         """(compile id of the new compile, the guard failure that caused it)"""
+        self.break_words: list[tuple[str, str]] = []
+        """(compile id, dynamo's text of a graph break it logged: "Graph break in user code at
+        FILE:LINE\nGraph Break Reason: ..."), in the order dynamo logged them."""
         self.cudagraph_skips: list[str] = []
         """Inductor's reasons for not using CUDA graphs (reduce-overhead on a graph it cannot capture)."""
 
@@ -229,6 +232,8 @@ class _Listener(logging.Handler):
                 g = self.graphs.current(cid)
                 g.cache = name.rsplit("_", 1)[1]
                 g.fx_key = json.loads(payload).get("key")
+            elif name == "dynamo_graph_break_reason":  # logged before the graph it ends is compiled
+                self.graphs.break_words.append((cid, payload))
             elif name == "recompile_reasons":
                 reasons = json.loads(payload)
                 for reason in reasons if isinstance(reasons, list) else [reasons]:

@@ -50,6 +50,8 @@ class CompiledKernel:
     """For a kernel that runs none of the user's ops: what it does, in the user's names."""
     bytes_saved: int | None = None
     """Of bytes_written, what a training forward writes only for backward to read (None: unknown)."""
+    unknown: str | None = None
+    """Why its bytes are unknown, where kscope knows (a data-dependent size)."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -157,6 +159,7 @@ def compiled_kernels(
                 bytes_written=None if rw is None else rw["written"],
                 bytes_saved=None if rw is None else rw.get("saved"),
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
+                unknown=None if rw is None else rw.get("unknown"),
             )
         )
     return out
