@@ -14,7 +14,7 @@ from kscope.render.ranks_rows import (
     difference_lines,
     overview_rows,
 )
-from kscope.render.text import fmt_bytes, fmt_count, per_element, summary_line
+from kscope.render.text import fmt_bytes, fmt_count, per_element, summary_line, traffic_text
 from kscope.render.verdict import verdict_line, verdict_text
 from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
 from kscope.report.sweep import fmt_n
@@ -90,7 +90,7 @@ def _modes_table(report: Report) -> str:
         return [label] + [cell(fig(m)) if m is not None else "no result" for m in (e, c)]
 
     def traffic(m: ModeResult) -> str:
-        total = fmt_bytes(m.bytes_total, UNKNOWN)
+        total = traffic_text(m, UNKNOWN)
         return f"{total} ({fmt_bytes(m.bytes_read, UNKNOWN)} + {fmt_bytes(m.bytes_written, UNKNOWN)})"
 
     def kernel_time(m: ModeResult) -> str:

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kscope.render.names import short_name
-from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
+from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count, traffic_text
 from kscope.render.verdict import call_text, explanation, measure_text, verdict_line
 from kscope.render.view import (
     autotune_lines,
@@ -92,7 +92,7 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
     traffic = (
         f"traffic {fmt_bytes(mode.bytes_total)}" + (f" = {multiple} array-sized transfers" if multiple else "")
         if mode.bytes_total is not None
-        else "traffic ? (some kernels' bytes are unknown: see the notes)"
+        else f"traffic {traffic_text(mode)} (see the notes)"
     )
     table.caption = (
         traffic

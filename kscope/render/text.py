@@ -16,6 +16,20 @@ def fmt_bytes(n: float | None, unknown: str = "?") -> str:
     return f"{int(n)} B"
 
 
+def traffic_text(mode: ModeResult, unknown: str = "?", short: bool = False) -> str:
+    """A mode's bytes read + written: "20.0 MB"; where some rows are unknown, what is known and
+    how much is not: "≥ 15.3 MB; 5 rows unknown" (short: "≥ 15.3 MB (5 unknown)"); `unknown` when
+    no row is known."""
+    if mode.bytes_total is not None:
+        return fmt_bytes(mode.bytes_total)
+    missing = mode.rows_unknown
+    if not missing or missing == len(mode.kernels):
+        return unknown
+    if short:
+        return f"≥ {fmt_bytes(mode.bytes_known)} ({missing} unknown)"
+    return f"≥ {fmt_bytes(mode.bytes_known)}; {missing} row{'s' if missing != 1 else ''} unknown"
+
+
 def fmt_count(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
 
@@ -51,9 +65,9 @@ def summary_line(report: Report, unknown: str = "?") -> str:
     if e is None:
         return "no result"
     if c is None:
-        return f"launches {fmt_count(e.launches)}, traffic {fmt_bytes(e.bytes_total, unknown)} (compiled: no result)"
+        return f"launches {fmt_count(e.launches)}, traffic {traffic_text(e, unknown, short=True)} (compiled: no result)"
     launches = phase_launches(report) or f"launches {fmt_count(e.launches)} → {fmt_count(c.launches)}"
-    text = f"{launches}, traffic {fmt_bytes(e.bytes_total, unknown)} → {fmt_bytes(c.bytes_total, unknown)}"
+    text = f"{launches}, traffic {traffic_text(e, unknown, short=True)} → {traffic_text(c, unknown, short=True)}"
     if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"

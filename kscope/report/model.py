@@ -248,6 +248,16 @@ class ModeResult(Traffic):
         return next((p for p in self.phases if p.phase == name), None)
 
     @property
+    def bytes_known(self) -> int:
+        """The bytes of the rows whose bytes are known: a floor under the total when some are not."""
+        return sum(k.bytes_read + k.bytes_written for k in self.kernels if k.bytes_read is not None and k.bytes_written is not None)
+
+    @property
+    def rows_unknown(self) -> int:
+        """How many rows' bytes are unknown (each has a note saying why)."""
+        return sum(1 for k in self.kernels if k.bytes_read is None or k.bytes_written is None)
+
+    @property
     def bytes_saved(self) -> int | None:
         """Bytes the forward writes only for backward to read (see Kernel.bytes_saved); None when
         any kernel's is unknown."""

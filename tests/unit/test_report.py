@@ -59,14 +59,15 @@ def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
     assert d["compiled"]["bytes_read"] is None and d["compiled"]["bytes_written"] is None
     assert d["compiled"]["kernels"][1]["bytes_read"] is None and d["compiled"]["achieved_gbps"] is None
     assert report_from_dict(d) == r
-    assert summary_line(r) == "launches 1 → 2, traffic 5.0 kB → ?"
+    # one row of two unknown: the known floor and how much is not known, never a bare 0
+    assert summary_line(r) == "launches 1 → 2, traffic 5.0 kB → ≥ 5.0 kB (1 unknown)"
     assert [row.traffic for row in kernel_rows(compiled)] == ["5.0 kB", "?"]
     assert "R ? · W ?" in kernel_detail(unknown)
     assert saving(r) == ""
     console = Console(width=120, record=True)
     console.print(render_report(r))
     text = console.export_text()
-    assert "traffic ? (some kernels' bytes are unknown" in text and " 0 B " not in text
+    assert "traffic ≥ 5.0 kB; 1 row unknown (see the notes)" in text and " 0 B " not in text
 
 
 def test_a_kernel_without_ops_says_what_it_does():

@@ -104,3 +104,17 @@ def test_a_target_with_weights_shows_no_array_sized_multiple():
     assert "array-sized" not in caption(weighed) and "traffic 12.0 MB" in caption(weighed)
     assert "array-sized transfers" in report_markdown(plain)
     assert "array-sized transfers" not in report_markdown(weighed)
+
+
+def test_a_total_with_unknown_rows_says_what_is_known_and_how_much_is_not():
+    from kscope.render.text import traffic_text
+
+    known = Kernel("aten::add", 1, 1.0, 8_000_000, 4_000_000)
+    unknown = Kernel("AccumulateGrad › add_", 1, 1.0, None, None)
+    partly = Kernel("aten::zeros", 1, 1.0, 0, None)
+    mode = ModeResult(3, None, None, 3.0, (known, unknown, partly))
+    assert traffic_text(mode) == "≥ 12.0 MB; 2 rows unknown"
+    assert traffic_text(mode, short=True) == "≥ 12.0 MB (2 unknown)"
+    # nothing known: unknown, never a floor of 0
+    assert traffic_text(ModeResult(1, None, None, 1.0, (unknown,))) == "?"
+    assert traffic_text(ModeResult(1, 12, 4, 1.0, (Kernel("aten::add", 1, 1.0, 12, 4),))) == "16 B"

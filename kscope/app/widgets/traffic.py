@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from kscope.render.text import PHASE_TAGS, fmt_bytes, phases_ran
+from kscope.render.text import PHASE_TAGS, fmt_bytes, phases_ran, traffic_text
 from kscope.render.view import saving, transfers_text
 from kscope.report.model import Report
 
@@ -39,7 +39,7 @@ class TrafficBars(Static):
                 table.add_row(label, Text("compiling…", style="dim"), "")
                 continue
             color = "green" if label == "compiled" else "magenta"
-            value = f"{fmt_bytes(mode.bytes_total)} {transfers_text(report, mode.bytes_total)}"
+            value = f"{traffic_text(mode, short=True)} {transfers_text(report, mode.bytes_total)}".rstrip()
             if mode.achieved_gbps and not self.compact:
                 value += f" {mode.achieved_gbps:.0f} GB/s"
                 if report.peak_gbps:  # above 100%: what was measured, not a guess at why
