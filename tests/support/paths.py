@@ -11,7 +11,8 @@ from kscope.report.place import Place
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
-GPU_TRACES = REPO.parent / "shared" / "fixtures" / "gpu-traces"
+GPU_TRACES = REPO / "tests" / "fixtures" / "gpu-traces"
+"""Two real A100 traces (HolisticTraceAnalysis's test data, MIT: see the README there)."""
 
 
 def write_target(tmp_path: Path, source: str, name: str = "target.py") -> Path:

@@ -10,6 +10,7 @@ each layer pulls in when it runs are checked by test_import_hygiene.py.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,12 @@ def test_every_folder_of_the_package_is_a_package():
         init = folder / "__init__.py"
         assert init.exists(), f"{folder.relative_to(REPO)} has no __init__.py"
         assert ast.get_docstring(ast.parse(init.read_text())), f"{init} says nothing"
+
+
+def test_no_test_reads_outside_the_repository():
+    """Every test runs on any clone: none reads the sibling ../shared folder this project was
+    started beside (its GPU traces are in tests/fixtures now)."""
+    outside = re.compile(r"""\.\./shared|parents?\b.*["']shared["']""")
+    readers = [str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("*.py")
+               if p.name != "test_layers.py" and outside.search(p.read_text())]
+    assert not readers, readers
