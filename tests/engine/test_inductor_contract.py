@@ -68,22 +68,30 @@ def test_fresh_compile_logs_code_provenance_bytes_and_key_a_hit_logs_no_bytes():
 
 
 def test_the_profiler_names_each_compiled_graph_by_its_cache_key(tmp_path):
+    # a forward and a backward graph, each one kernel of the same name (cpp_fused_mul_0): the
+    # backward launch runs outside the compiled region's marker, so only the cache key in
+    # "## Call CompiledFxGraph KEY ##" tells its graph; without it kscope would guess by names (and
+    # say so in a note)
     path = write_target(
         tmp_path,
         """
         import torch
 
-        def scale(x):
-            return x * 7
+        def product(x, y):
+            return x * y
 
         def inputs(device):
-            return (torch.randn(64, device=device),)
+            return torch.randn(64, device=device), torch.randn(64, device=device)
         """,
     )
-    report = run(RunRequest(str(path), device="cpu", calls=2))
-    (kernel,) = report.compiled.kernels
-    # the launch found its graph through "## Call CompiledFxGraph KEY ##": its bytes are known
-    assert (kernel.bytes_read, kernel.bytes_written) == (64 * F32, 64 * F32)
+    report = run(RunRequest(str(path), device="cpu", calls=2, backward=True))
+    assert not report.errors, report.errors
+    n = 64 * F32
+    rows = {k.phase: k for k in report.compiled.kernels if k.kind == "kernel"}
+    # forward reads x and y, writes x*y; backward reads the gradient, x and y, writes both grads
+    assert (rows["forward"].bytes_read, rows["forward"].bytes_written) == (2 * n, n)
+    assert (rows["backward"].bytes_read, rows["backward"].bytes_written) == (3 * n, 2 * n)
+    assert not [note for note in report.notes if "a guess" in note], report.notes
 
 
 def _two_mm(x, w1, w2):
