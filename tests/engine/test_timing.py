@@ -12,7 +12,6 @@ from support.paths import write_target
 
 from kscope.engine.run import run
 from kscope.engine.timing import (
-    BUSY,
     FLOOR_ROUNDS,
     NOISE_FLOOR,
     Samples,
@@ -77,17 +76,23 @@ def test_rows_are_scaled_to_add_up_to_the_median():
     assert d["repetitions"] == {"kernel": 3, "call": 3}
 
 
-def test_a_run_times_both_modes_in_turn_and_says_how(tmp_path):
+def test_call_time_holds_what_the_call_does_and_kernel_time_only_its_kernels(tmp_path):
+    # a cost kscope does not construct: 3 ms of sleep between two ops, in both modes (dynamo
+    # leaves time.sleep to Python, between two graphs)
     path = write_target(
         tmp_path,
         """
+        import time
+
         import torch
 
-        def chain(x):
-            return ((x * 2 + 1).relu() - 3).abs()
+        def slow(x):
+            y = x * 2
+            time.sleep(0.003)
+            return y + 1
 
         def inputs(device):
-            return (torch.randn(200_000, device=device),)
+            return (torch.randn(1000, device=device),)
         """,
     )
     r = run(RunRequest(str(path), device="cpu", calls=2))
@@ -96,15 +101,14 @@ def test_a_run_times_both_modes_in_turn_and_says_how(tmp_path):
         low, high = mode.kernel_time_us_range
         assert 0 < low <= mode.kernel_time_us <= high
         assert mode.kernel_samples >= FLOOR_ROUNDS and mode.call_samples >= FLOOR_ROUNDS
-        assert mode.call_time_us > 0 and mode.call_time_us_range[0] <= mode.call_time_us <= mode.call_time_us_range[1]
-        assert abs(sum(k.time_us for k in mode.kernels) - mode.kernel_time_us) < 1e-6 * mode.kernel_time_us
-    # both modes are timed in the same rounds: the same number of samples
-    assert r.eager.kernel_samples == r.compiled.kernel_samples
+        assert mode.call_time_us_range[0] <= mode.call_time_us <= mode.call_time_us_range[1]
+        assert mode.call_time_us >= 3000  # the sleep is in every call
+        assert mode.kernel_time_us < 1000  # and in no kernel: two ops over 1000 floats
     s = r.speedup
-    low, high = s.ratio_range
-    assert low <= s.ratio <= high and s.kernel_ratio > 0
-    rule = "faster" if low > 1 + NOISE_FLOOR else "slower" if high < 1 / (1 + NOISE_FLOOR) else "same within noise"
-    assert s.verdict == ("busy" if s.cpu_waiting is not None and s.cpu_waiting > BUSY else rule)
+    if s.verdict == "busy":
+        pytest.skip(f"the CPU was busy ({s.cpu_waiting:.0%} of the timing): no verdict to check")
+    # the sleep is what both calls pay: no difference past the noise, whatever the kernels say
+    assert s.verdict == "same within noise"
     d = report_to_dict(r)["speedup"]
     assert d["verdict"] == s.verdict and d["compares"].startswith("call time")
     again = report_to_dict(report_from_dict(report_to_dict(r)))
