@@ -42,7 +42,6 @@ def test_seed_moves_20_bytes_an_element_eagerly_and_12_compiled_at_every_size(se
             assert mode.kernel_time_us > 0 and mode.call_time_us > 0
             low, high = mode.call_time_us_range
             assert low <= mode.call_time_us <= high
-            assert mode.achieved_gbps == pytest.approx(mode.bytes_total / (mode.kernel_time_us * 1e3))
 
 
 def test_one_compile_recompiles_once_with_dynamic_shapes_and_says_why(seed_sweep):

@@ -1,7 +1,6 @@
 """Why a kernel exists: source lines, generated code, graph breaks, recompiles, bandwidth.
 Expected lines are read from the file the test writes, never typed in."""
 
-import pytest
 from support.paths import at, line_of, write_target
 
 from kscope.engine.run import run
@@ -127,10 +126,12 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
     )
     r = run_file(path)
     assert r.peak_gbps and r.peak_gbps > 0 and "copy" in r.peak_source
-    for mode in (r.eager, r.compiled):
-        assert mode.achieved_gbps == pytest.approx(mode.bytes_total / (mode.kernel_time_us * 1e3))
-        for k in mode.kernels:
-            assert k.achieved_gbps == pytest.approx(k.bytes_total / (k.time_us * 1e3))
+    # 12 MB through one memory-bound kernel: its rate is of the order of the measured copy's
+    # (a cache may lift it past the peak, a loaded machine drag it down: an order of magnitude)
+    (fused,) = r.compiled.kernels
+    assert r.peak_gbps / 10 < fused.achieved_gbps < r.peak_gbps * 10
+    # eager moves 20 MB in two kernels, compiled 12 MB in one: the same memory, a like rate
+    assert r.compiled.achieved_gbps / 10 < r.eager.achieved_gbps < r.compiled.achieved_gbps * 10
     d = report_to_dict(r)
     assert d["peak_gbps"] and d["compiled"]["kernels"][0]["achieved_gbps"] > 0
 

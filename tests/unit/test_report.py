@@ -114,3 +114,13 @@ def test_phases_sum_tag_and_round_trip():
     assert d["compiled"]["phases"]["optimizer"] == {"launches": 1, "bytes_read": 40, "bytes_written": 20,
                                                     "kernel_time_us": 1.0}
     assert d["compiled"]["bytes_saved_for_backward"] == 10 and d["backward"]["grads_of"] == ["w"]
+
+
+def test_achieved_bandwidth_is_bytes_over_kernel_time_in_decimal_units():
+    # 12,000,000 B in 150 µs: 12e6 / 150e-6 s = 80e9 B/s, 80 GB/s (decimal, as the article counts)
+    k = Kernel("cpp_fused_add_relu_0", 1, 150.0, 8_000_000, 4_000_000, True)
+    mode = ModeResult(1, 8_000_000, 4_000_000, 150.0, (k,))
+    assert k.achieved_gbps == mode.achieved_gbps == 80.0
+    # unknown bytes or no time: no rate, never 0 GB/s
+    assert Kernel("x", 1, 150.0, None, 4).achieved_gbps is None
+    assert ModeResult(1, 8, 4, 0.0).achieved_gbps is None
