@@ -158,9 +158,10 @@ def check_reduction(r, path, inputs):
 
 def check_softmax(r, path, inputs):
     """eager runs max, sub, exp, sum and div as separate kernels; compiled fuses them into one or
-    two reduction kernels."""
+    two reduction kernels (the sample's words): on the CPU one C++ kernel, its loops one after
+    another (a GPU may split it in two)."""
     assert r.eager.launches == 5
-    assert 1 <= r.compiled.launches <= 2
+    assert r.compiled.launches == 1
     kernels = r.compiled.kernels
     assert len(kernels) == r.compiled.launches and all(k.kind == "kernel" and k.fused for k in kernels)
     assert set().union(*(fused_ops(k) for k in kernels)) == {"max", "sub", "exp", "sum", "div"}
@@ -191,7 +192,15 @@ def check_train_step(r, path, inputs):
     (step,) = [k for k in c.kernels if k.phase == "optimizer"]
     assert step.kind == "kernel" and step.fused
     parameters = 4  # two Linear layers: weight and bias each
-    assert e.phase("optimizer").launches >= 5 * parameters  # AdamW, one tensor at a time on the CPU
+    # AdamW one tensor at a time on the CPU (docs/training.md's 36): per parameter the step
+    # count's add_, weight decay's mul_, lerp_ and mul_ + addcmul_ for the two moments, then
+    # sqrt, div, add_ (eps) and addcdiv_; zero_grad sets the gradients to None: no launch
+    optimizer = {k.name: k.launches for k in e.kernels if k.phase == "optimizer"}
+    assert optimizer == {
+        "aten::add_": 2 * parameters, "aten::mul_": 2 * parameters, "aten::lerp_": parameters,
+        "aten::addcmul_": parameters, "aten::sqrt": parameters, "aten::div": parameters, "aten::addcdiv_": parameters,
+    }
+    assert e.phase("optimizer").launches == 9 * parameters == 36
 
 
 def check_softmax_wide(r, path, inputs):
@@ -202,7 +211,10 @@ def check_softmax_wide(r, path, inputs):
     assert (r.eager.launches, r.compiled.launches) == (1, 1)
     (kernel,) = r.compiled.kernels
     assert "_softmax" in kernel.name
-    assert variant(kernel.name, kernel.code) in ("serial", "parallel", "reduction split across threads")
+    # at n = 4096 the 8 rows are long enough to run in parallel (where there are threads to run on)
+    import torch
+
+    assert variant(kernel.name, kernel.code) == ("parallel" if torch.get_num_threads() > 1 else "serial")
 
 
 def check_linear_frozen(r, path, inputs):

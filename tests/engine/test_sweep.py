@@ -54,17 +54,16 @@ def test_one_compile_recompiles_once_with_dynamic_shapes_and_says_why(seed_sweep
     assert sweep.recompiles == 1
 
 
-def test_crossover_is_the_smallest_size_from_which_compiled_is_always_faster(seed_sweep):
+def test_at_100_elements_the_compiled_call_costs_more(seed_sweep):
+    # the article's lesson at the sweep's smallest size: guards and the wrapper cost more than the
+    # fused kernel saves (the rule itself: tests/unit/test_sweep_rule.py)
     sweep = seed_sweep[0].sweep
-    n = sweep.crossover_n
-    verdicts = [p.verdict for p in sweep.points]
-    if n is None:
-        assert verdicts[-1] != "faster"
-    else:
-        from_n = [p.verdict for p in sweep.points if p.n >= n]
-        assert set(from_n) == {"faster"}
-        before = [p.verdict for p in sweep.points if p.n < n]
-        assert not before or before[-1] != "faster"
+    first = sweep.points[0]
+    if first.verdict == "busy":
+        pytest.skip("the CPU was busy at n=100: no verdict to check")
+    assert first.n == 100 and first.verdict == "slower"
+    assert first.compiled.call_time_us > first.eager.call_time_us
+    assert sweep.crossover_n is None or sweep.crossover_n > 100
 
 
 def test_progress_after_each_size_and_the_json_round_trip(seed_sweep):
