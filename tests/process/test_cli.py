@@ -59,10 +59,14 @@ def test_timeout_stops_a_hang_and_reports_it(tmp_path):
     )
     start = time.monotonic()
     out = kscope(path, "--json", "--device", "cpu", "--timeout", "3")
+    took = time.monotonic() - start
     assert out.returncode == 1
     report = json.loads(out.stdout)
     assert report["errors"][0]["stage"] == "timeout"
-    assert time.monotonic() - start < 60
+    # 3 s, plus starting Python, torch and the worker (docs/usage.md: 5.5-6.6 s in all, measured
+    # beside other work); twice that start-up for a slower machine
+    print(f"--timeout 3: kscope exited after {took:.1f} s")
+    assert took < 3 + 7
 
 
 def test_a_crashing_target_is_reported(tmp_path):

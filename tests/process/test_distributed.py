@@ -189,6 +189,11 @@ def test_a_rank_that_raises(tmp_path):
     assert not left_behind(run.marker)
 
 
+STARTUP_S = 25.0
+"""kscope, its worker and two ranks starting (importing torch) before the timeout counts, and their
+stop: measured 8.3-15.6 s on 2 cores beside other work (docs/distributed.md); 25 s for a slower one."""
+
+
 def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     target = tmp_path / "hangs.py"
     target.write_text(HANGS)
@@ -199,5 +204,8 @@ def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     assert stopped[1]["stage"] == "timeout" and "compiled half" in stopped[1]["message"]  # it waits for rank 0
     assert "within 8 s" in stopped[0]["message"]
     assert run.data["ranks"][0]["wall_s"] is None  # rank 0 sent no report: its time is unknown, not 0
-    assert run.seconds < 8 + 60  # the timeout, plus the ranks' start-up
+    # the timeout counts once every rank has imported torch (docs/distributed.md): 8 s plus the
+    # start-up of kscope and two ranks (measured: 16.3-23.6 s in all beside other work, printed)
+    print(f"--timeout 8 with 2 ranks: kscope exited after {run.seconds:.1f} s")
+    assert run.seconds < 8 + STARTUP_S
     assert not left_behind(run.marker)

@@ -27,8 +27,12 @@ pytestmark = [
 aiohttp = pytest.importorskip("aiohttp")
 pytest.importorskip("textual_serve")
 
-GONE_WITHIN_S = 6.0
-"""The server's grace for the tabs' kscope (serve.GRACE_S, 3 s) and some slack."""
+GONE_WITHIN_S = 3.5
+"""docs/speakers.md: whatever is still alive 3 s (serve.GRACE_S) after Ctrl-C or SIGTERM is killed;
+0.5 s for the kill itself (measured: all gone in 0.19-0.36 s)."""
+CLOSED_WITHIN_S = 1.5
+"""docs/speakers.md: closing a tab stops its kscope and its workers within a second (measured in
+this test, printed), with half a second for a loaded machine."""
 
 
 def free_port() -> int:
@@ -182,8 +186,12 @@ def test_each_tab_is_its_own_kscope_and_stopping_leaves_nothing(tmp_path, how):
         s.wait(lambda: all(b"done in" in t.received for t in tabs), "both tabs' first report")
         # closing a tab stops its kscope and its workers; the other tab's stays
         first = set(s.processes())
+        closed = time.monotonic()
         tabs.pop().close()
         s.wait(lambda: len(s.apps()) == 1 and len(s.workers()) == 2, "the closed tab's kscope to stop", 10)
+        took = time.monotonic() - closed
+        print(f"{how}: the closed tab's kscope and workers gone in {took:.2f} s")
+        assert took < CLOSED_WITHIN_S
         assert set(s.processes()) < first
         before = s.processes()
         if how == "ctrl-c":  # the terminal sends SIGINT to its foreground process group
