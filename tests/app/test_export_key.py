@@ -49,6 +49,28 @@ def test_an_export_holds_the_report_its_traces_and_the_screenshot(tmp_path):
     assert [p for p in os.listdir(tmp_path / "exports") if p.startswith(".")] == []  # no staging left
 
 
+def test_an_export_of_a_real_run_holds_traces_that_read_as_the_report_says(tmp_path):
+    # what a worker writes under --trace-dir (the app's own trace folder), exported and read back
+    # by kscope's trace reader: the seed's 2 launches eager and 1 compiled, per call
+    from support.paths import SAMPLES
+
+    from kscope.engine.run import run
+    from kscope.trace.file import trace_figures
+    from kscope.trace.kernels import load_trace
+
+    report = run(RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2, n=1000, trace_dir=str(tmp_path / "runs")))
+    assert not report.errors, report.errors
+    folder = export_report(report, tmp_path / "exports", now=NOW)
+    exported = report_from_dict(json.loads((folder / "report.json").read_text()))
+    for mode in ("eager", "compiled"):
+        copy = folder / exported.traces[mode]
+        assert copy.read_bytes() == open(report.traces[mode], "rb").read()
+        figures = trace_figures(str(copy), load_trace(str(copy)))
+        assert figures.launches == getattr(report, mode).launches == (2 if mode == "eager" else 1)
+    assert [k.name for k in trace_figures(str(folder / exported.traces["compiled"]),
+            load_trace(str(folder / exported.traces["compiled"]))).kernels] == ["cpp_fused_add_relu_0"]
+
+
 def test_exports_never_replace_each_other_and_skip_traces_that_are_gone(tmp_path):
     gone = str(tmp_path / "gone-eager.json.gz")
     report = replace(article_report(), traces={"eager": gone})
