@@ -177,7 +177,7 @@ def _outside_graphs(call, device, eager: EagerRun, timed: TraceSummary, labels, 
     synchronize(device)
     if backend.graphs != before:  # guards failed under the mode: not the code that was timed
         return {}, ["compiled: the accounted call recompiled: launches outside the graphs take eager's bytes"]
-    outside = lambda launch: launch.call is None  # noqa: E731 - the graphs' bytes are inductor's
+    outside = lambda launch: launch.call is None  # the graphs' bytes are inductor's
     align_twins([x for x in done.summary.launches if outside(x)], [x for x in first_call(timed, first) if outside(x)])
     return bytes_per_launch(done, bytes_per_name(done, outside), outside), []
 
