@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 import torch
 
-from kscope.engine.profiling import (
-    Keep,
-    is_nonwork,
-    profile_calls,
-    record_events,
-    synchronize,
+from kscope.engine.accounting import (
+    account,
+    align_twins,
+    bytes_per_launch,
+    bytes_per_name,
+    first_call,
+    launch_label,
+    with_twins,
 )
+from kscope.engine.profiling import Keep, profile_calls, synchronize
 from kscope.engine.round_trips import eager_round_trips
 from kscope.engine.target import Target
 from kscope.engine.timing import kernel_samples, retimed
-from kscope.engine.traffic import TrafficMode, storages
+from kscope.engine.traffic import TrafficMode
 from kscope.report.model import Kernel, ModeResult
-from kscope.report.place import Place, sorted_places
 from kscope.trace.collectives import per_call
-from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
+from kscope.trace.kernels import Dispatched, Launch, TraceSummary
 
 WARMUP_CALLS = 2
 
@@ -49,33 +50,16 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
         synchronize(device)
 
     # One call, untimed, under dispatch accounting: bytes and lines per op, and which ops the
-    # dispatcher ran once composite ops were decomposed.
-    mode = TrafficMode()
-
-    returned: set = set()
-
-    def accounted():
-        with mode:
-            out = call()
-        returned.update(storages(out))
-        return out
-
-    events = record_events(accounted, device, 1)
-    accounting = summarize(events, is_nonwork, Dispatched(frozenset(mode.dispatched)))
-    dispatched = Dispatched(frozenset(mode.dispatched), accounting.silent)
+    # dispatcher ran once composite ops were decomposed (and their in-place twins: see accounting).
+    done = account(call, device, TrafficMode())
+    mode, accounting, by_owner = done.mode, done.summary, done.by_owner
+    dispatched = Dispatched(with_twins(mode.dispatched), accounting.silent)
     timed = profile_calls(call, device, calls, dispatched, keep)
+    align_twins(accounting.launches, first_call(timed, "0"))
 
-    by_owner: dict[int, list] = defaultdict(list)
-    for op in mode.ops:
-        by_owner[accounting.markers.get(op.marker, -1)].append(op)
-    per_name = _accounted_per_name(accounting, by_owner, {op.marker: op.place for op in mode.ops})
+    per_name = bytes_per_name(done)
     kernels = aggregate(timed, calls, lambda key: per_name.get(key, (None, None, ())), fused=False)
-    counts: dict[tuple[str, str], int] = defaultdict(int)
-    for launch in accounting.launches:
-        counts[launch.phase, launch_label(launch)] += 1
-    per_launch = {
-        name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in per_name.items()
-    }
+    per_launch = bytes_per_launch(done, per_name)
     owners = {launch.owner for launch in accounting.launches}
     stray = sum(op.read + op.written for owner, ops in by_owner.items() if owner not in owners for op in ops)
     result = retimed(ModeResult(
@@ -88,11 +72,12 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
         memset=round(timed.memset / calls),
         calls=calls,
         traffic_source=TRAFFIC_RULE,
-        round_trips=eager_round_trips(mode.ops, returned, _row_names(accounting, by_owner)),
+        round_trips=eager_round_trips(mode.ops, done.returned, _row_names(accounting, by_owner)),
         collectives=per_call(timed.collectives, calls, launch_label),
     ), kernel_samples(timed, calls))
-    notes = (f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted",) if stray else ()
-    return EagerRun(result, per_launch, dispatched, notes, mode.reads_parameters)
+    notes = [f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted"] if stray else []
+    notes += _unknown_notes(kernels, per_name)
+    return EagerRun(result, per_launch, dispatched, tuple(notes), mode.reads_parameters)
 
 
 TRAFFIC_RULE = (
@@ -107,47 +92,26 @@ def _row_names(accounting: TraceSummary, by_owner: dict[int, list]):
     return lambda op: label.get(op.marker, op.op.replace(".", "::", 1))
 
 
-def launch_label(launch: Launch) -> str:
-    """A launch's row name: the op, after the composite the user called when there is one
-    ("aten::cross_entropy_loss › _log_softmax"); the custom op the user called, for the ATen ops
-    its kernel ran ("mylib::add2": one row, its launches and bytes those of its body)."""
-    if launch.composite and launch.kind != "kernel":
-        if is_custom_op(launch.composite):
-            return launch.composite
-        return f"{launch.composite} › {launch.name.removeprefix('aten::')}"
-    return launch.name
-
-
 def total(values) -> int | None:
     """Sum of per-kernel bytes; unknown (None) when any of them is."""
     values = list(values)
     return None if any(v is None for v in values) else sum(values)
 
 
-def _accounted_per_name(
-    accounting: TraceSummary, by_owner: dict[int, list], place_of_marker: dict[int, Place | None]
-) -> dict[tuple[str, str], tuple[int, int, tuple]]:
-    """(phase, launch name) -> (bytes read, bytes written, lines) over one call. On CUDA an op
-    that launches several kernels has its bytes given to the first of them. A backward op has no
-    line of its own (autograd's engine runs it): it gets the lines of the forward op it
-    differentiates, tied by autograd's sequence number."""
-    out: dict[tuple[str, str], list] = {}
-    seen_owner: set[int] = set()
-    for launch in accounting.launches:
-        entry = out.setdefault((launch.phase, launch_label(launch)), [0, 0, set()])
-        if launch.seq is not None:
-            entry[2].update(
-                place for m in accounting.forward_seq.get(launch.seq, ()) if (place := place_of_marker.get(m)) is not None
-            )
-        if launch.owner is None or launch.owner in seen_owner:
-            continue
-        seen_owner.add(launch.owner)
-        for op in by_owner.get(launch.owner, ()):
-            entry[0] += op.read
-            entry[1] += op.written
-            if op.place is not None:
-                entry[2].add(op.place)
-    return {key: (r, w, sorted_places(places)) for key, (r, w, places) in out.items()}
+def _unknown_notes(kernels: list[Kernel], per_name: dict) -> list[str]:
+    """Why rows have no bytes: the timed calls launched them and the accounted call did not;
+    and what the accounted call launched that no timed call did (bytes no row holds)."""
+    unknown = [k.name for k in kernels if k.bytes_read is None]
+    if not unknown:
+        return []
+    rows = {(k.phase, k.name) for k in kernels}
+    elsewhere = sorted(
+        f"{name} ({r + w:,} B)" for (phase, name), (r, w, _) in per_name.items() if (phase, name) not in rows and r + w
+    )
+    return [
+        f"eager: bytes unknown for {', '.join(unknown)}: the timed calls launched them, the call kscope accounted did not"
+        + (f"; it launched {', '.join(elsewhere)}, which no timed call did: not counted" if elsewhere else "")
+    ]
 
 
 def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Kernel]:

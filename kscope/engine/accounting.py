@@ -1,0 +1,155 @@
+"""One call under dispatch accounting (traffic.TrafficMode), tied to the launches the profiler
+timed: the profile of the accounted call, read with its `kscope::op#N` markers, says which launch
+each op belongs to; its launches' names key the bytes the timed rows take.
+
+Two ways the accounted call differs from a timed one, and what is done about each:
+- With any Python dispatch mode on, ATen takes every tensor for a subclass
+  (at::isTensorSubclassLike), so code that works in place when no mode is on works out of place:
+  autograd's engine sums two gradients of one tensor with `add`, not `add_`; SDPA's math path adds
+  its mask with `add`, not `add_`. Under traffic's rules both twins move the same bytes (read self
+  and the other operand, write a result of self's shape), so an accounted launch whose timed
+  counterpart is its in-place twin takes the twin's name (align_twins), and the twins of the ops
+  the mode saw are ops the timed trace may launch (with_twins).
+- torch.compile runs a frame eagerly when a dispatch mode is on, unless the mode ignores compile
+  internals: CompiledTrafficMode does, so a compiled call runs its graphs as timed and the mode
+  sees the ops that run outside them (AOTAutograd's zeros for the gradient of an output no loss
+  uses), which eager never runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+import torch
+
+from kscope.engine.profiling import is_nonwork, record_events
+from kscope.engine.traffic import TrafficMode, storages
+from kscope.report.place import Place, sorted_places
+from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
+
+
+class CompiledTrafficMode(TrafficMode):
+    """TrafficMode under which torch.compile still runs its compiled code (see the docstring)."""
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        return True
+
+
+@dataclass
+class Accounted:
+    mode: TrafficMode
+    summary: TraceSummary
+    """The profile of the accounted call, its launches named as the timed calls name them once
+    align_twins has run."""
+    by_owner: dict[int, list]
+    """Index of a launch's top-level op (Launch.owner) -> the accounted ops that ran under it."""
+    returned: set
+    """The storages of what the call returned."""
+
+
+def account(
+    call: Callable[[], object], device: torch.device, mode: TrafficMode, dispatched: Dispatched | None = None
+) -> Accounted:
+    """Run call once under `mode` and the profiler. dispatched: the ops the trace's launches are
+    chosen among (kernels.summarize); by default those the mode saw, and their in-place twins."""
+    returned: set = set()
+
+    def accounted():
+        with mode:
+            out = call()
+        returned.update(storages(out))
+        return out
+
+    events = record_events(accounted, device, 1)
+    ops = dispatched.ops if dispatched is not None else with_twins(mode.dispatched)
+    summary = summarize(events, is_nonwork, Dispatched(ops))
+    by_owner: dict[int, list] = defaultdict(list)
+    for op in mode.ops:
+        by_owner[summary.markers.get(op.marker, -1)].append(op)
+    return Accounted(mode, summary, by_owner, returned)
+
+
+def with_twins(dispatched) -> frozenset[str]:
+    """The ops the mode saw and the in-place twin of each that does work ("aten::add_" of
+    "aten::add"): with no mode on, the timed call may run the twin in its place."""
+    ops = frozenset(dispatched)
+    return ops | {f"{op}_" for op in ops if not op.endswith("_") and not is_nonwork(op)}
+
+
+def align_twins(accounted: list[Launch], timed: list[Launch]) -> int:
+    """Give each accounted launch whose counterpart in one timed call (the same place in the
+    sequence of launches) is its in-place twin the twin's name; how many were renamed."""
+    a = [(x.phase, launch_label(x).removesuffix("_")) for x in accounted]
+    t = [(x.phase, launch_label(x).removesuffix("_")) for x in timed]
+    renamed = 0
+    for i, j, n in SequenceMatcher(None, a, t, autojunk=False).get_matching_blocks():
+        for x, y in zip(accounted[i:i + n], timed[j:j + n]):
+            if y.name == f"{x.name}_":
+                x.owner_name = y.name if x.owner_name == x.name else x.owner_name
+                x.name = y.name
+                renamed += 1
+    return renamed
+
+
+def first_call(timed: TraceSummary, label: str) -> list[Launch]:
+    """The launches of the profiled call labelled `label`."""
+    return [x for x in timed.launches if x.segment == label]
+
+
+def launch_label(launch: Launch) -> str:
+    """A launch's row name: the op, after the composite the user called when there is one
+    ("aten::cross_entropy_loss › _log_softmax"); the custom op the user called, for the ATen ops
+    its kernel ran ("mylib::add2": one row, its launches and bytes those of its body)."""
+    if launch.composite and launch.kind != "kernel":
+        if is_custom_op(launch.composite):
+            return launch.composite
+        return f"{launch.composite} › {launch.name.removeprefix('aten::')}"
+    return launch.name
+
+
+def bytes_per_name(
+    done: Accounted, keep: Callable[[Launch], bool] = lambda launch: True
+) -> dict[tuple[str, str], tuple[int, int, tuple]]:
+    """(phase, launch name) -> (bytes read, bytes written, lines) over the call, of the launches
+    `keep` keeps. On CUDA an op that launches several kernels has its bytes given to the first of
+    them. A backward op has no line of its own (autograd's engine runs it): it gets the lines of
+    the forward op it differentiates, tied by autograd's sequence number."""
+    accounting = done.summary
+    place_of_marker: dict[int, Place | None] = {op.marker: op.place for op in done.mode.ops}
+    out: dict[tuple[str, str], list] = {}
+    seen_owner: set[int] = set()
+    for launch in accounting.launches:
+        if not keep(launch):
+            continue
+        entry = out.setdefault((launch.phase, launch_label(launch)), [0, 0, set()])
+        if launch.seq is not None:
+            entry[2].update(
+                place for m in accounting.forward_seq.get(launch.seq, ()) if (place := place_of_marker.get(m)) is not None
+            )
+        if launch.owner is None or launch.owner in seen_owner:
+            continue
+        seen_owner.add(launch.owner)
+        for op in done.by_owner.get(launch.owner, ()):
+            entry[0] += op.read
+            entry[1] += op.written
+            if op.place is not None:
+                entry[2].add(op.place)
+    return {key: (r, w, sorted_places(places)) for key, (r, w, places) in out.items()}
+
+
+def bytes_per_launch(
+    done: Accounted, names: dict, keep: Callable[[Launch], bool] = lambda launch: True
+) -> dict[tuple[str, str], tuple[int, int, tuple]]:
+    """bytes_per_name's figures (`names`, of the launches `keep` keeps) divided by the launches of each
+    name: those of one launch."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for launch in done.summary.launches:
+        if keep(launch):
+            counts[launch.phase, launch_label(launch)] += 1
+    return {
+        name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in names.items()
+    }
