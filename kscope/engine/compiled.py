@@ -20,11 +20,14 @@ from kscope.engine.accounting import (
 )
 from kscope.engine.backend import RecordingBackend
 from kscope.engine.eager import EagerRun, launch_label, total
+from kscope.engine.graph_calls import guessed_graphs, launch_graphs
+from kscope.engine.inductor.bytes import DATA_DEPENDENT
 from kscope.engine.inductor.capture import (
     Capture,
     GraphCapture,
     TrafficStore,
     capture_inductor,
+    keep_live,
 )
 from kscope.engine.inductor.modes import (
     applied,
@@ -38,6 +41,7 @@ from kscope.engine.inductor.provenance import (
     stable_handles,
     template_labels,
 )
+from kscope.engine.inductor.ran_sizes import has_unbacked, row_bytes, shape_call, solved
 from kscope.engine.profiling import synchronize
 from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.engine.target import Target, code_of
@@ -101,6 +105,12 @@ def run_compiled(
             call()
             synchronize(device)
         timing = time_it(call, (time.perf_counter() - warm) / WARMUP_CALLS)
+        # data-dependent sizes, and custom ops eager never ran: read off one call's recorded shapes
+        keep_live(fresh)  # a cache hit of a graph with symbolic sizes counted again in this process
+        # (a cache hit kscope's store has no bytes for may have some: it is compiled again below)
+        dependent = any(_data_dependent(g, store) or (g.code and g.nodes is None and store.get(g.code_hash) is None)
+                        for g in reuse.graphs + list(fresh))
+        shapes = shape_call(call, device, dependent, timing.trace.only("c"), eager.per_launch, eager.dispatched)
         timed = timing.trace.only("c")
         outside, outside_notes = _outside_graphs(call, device, eager, timed, timing.labels, backend, options)
     labels = {k: v for g in reuse.graphs + list(fresh) for k, v in template_labels(g.code).items()}
@@ -117,22 +127,21 @@ def run_compiled(
     reuse.graphs = list(graphs)
     # a graph compiled for dynamic shapes is counted at the sizes of this call
     bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash) for g in graphs]
-    kernels_of = [
-        compiled_kernels(
-            provenance=g.provenance,
-            stack_traces=g.stack_traces,
-            output_code=g.code,
-            post_grad_graph=g.post_grad_graph,
-            kernel_bytes=rows,
-            input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
-        )
-        for g, rows in zip(graphs, bytes_of)
-    ]
+    kernels_of = [_kernels(g, rows, backend) for g, rows in zip(graphs, bytes_of)]
     phases = [_graph_phase(g, backend) for g in graphs]
     notes += outside_notes
-    # outside the graphs: this mode's own call accounted, else the same op's eager figures
-    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases)
-    ran = _launch_graphs(timed, graphs, kernels_of)
+    ran_rows = {}
+    if shapes is not None:
+        shape_graph = launch_graphs(shapes, graphs, kernels_of)
+        for i, g in enumerate(graphs):  # counted again at the values its data-dependent sizes ran at
+            externs = [x for x in shapes.launches if x.kind == "extern" and shape_graph[x.call, x.region] == i]
+            values = solved(g.live, externs) if has_unbacked(g) else {}
+            if values:
+                bytes_of[i] = g.kernel_bytes_at(target, values)
+                kernels_of[i] = _kernels(g, bytes_of[i], backend)
+        ran_rows = row_bytes(shapes, lambda x: _row_key(x, shape_graph, phases))
+    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases, ran_rows)
+    ran = launch_graphs(timed, graphs, kernels_of)
     facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)
              for i in sorted({g for g in ran.values() if g is not None})}
     notes += _unknown_notes(unknown) + guessed_graphs(timed, graphs, kernels_of)
@@ -217,6 +226,17 @@ class CompiledRun:
     """How many of them were compiled during this run."""
 
 
+def _kernels(g: GraphCapture, rows: dict | None, backend: RecordingBackend) -> list[CompiledKernel]:
+    return compiled_kernels(
+        provenance=g.provenance,
+        stack_traces=g.stack_traces,
+        output_code=g.code,
+        post_grad_graph=g.post_grad_graph,
+        kernel_bytes=rows,
+        input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
+    )
+
+
 def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:
     """A forward graph's placeholders, in order, are the graph's inputs dynamo handed inductor."""
     if g.backward:
@@ -231,7 +251,9 @@ _PLACEHOLDER = re.compile(r"(\w+): \"")
 def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, options) -> tuple[str, list[str]]:
     """Make sure the store holds kscope's per-kernel bytes for every graph's code. A fresh
     compile logged inductor's; a cache hit did not, so fall back to kscope's store, and if that has
-    none either, compile once more with inductor's caches off to have inductor count them."""
+    none either, compile once more with inductor's caches off to have inductor count them. So too
+    for a graph with data-dependent sizes: counting it at the sizes that ran needs inductor's graph
+    (GraphCapture.live), which a cache hit has not."""
     missing = False
     for g in graphs:
         if not g.code:
@@ -239,7 +261,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
         if g.nodes is not None:
             store.put(g.code_hash, g.kernel_bytes())
             store.put(g.code_hash + FACTS, g.facts())
-        elif store.get(g.code_hash) is None:
+        elif store.get(g.code_hash) is None or (_data_dependent(g, store) and g.live is None):
             missing = True
     source = (
         "inductor's bytes per scheduler node, tied to kernels by provenance; "
@@ -260,6 +282,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
             if g.code and g.nodes is not None:
                 store.put(g.code_hash, g.kernel_bytes())
                 store.put(g.code_hash + FACTS, g.facts())
+        keep_live(list(fresh) + list(graphs))  # the same code: the same graph, to count again at other sizes
         source += " (recompiled without inductor's cache to count bytes)"
     notes = []
     for g in graphs:
@@ -269,45 +292,10 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
     return source, notes
 
 
-def _graph_of_call(
-    call: str | None, region: str | None, names: set[str], graphs: Capture, kernels_of: list
-) -> tuple[int | None, str | None]:
-    """The graph a "## Call CompiledFxGraph KEY ##" ran, and None or how it was guessed: by
-    inductor's cache key; else (cache off: KEY is "None") the forward graph of the compiled region
-    it ran in, when the region has one; else a guess: the latest of the region's forward graphs,
-    or the graph whose kernels best cover the names launched under it."""
-    if call is None:
-        return None, None
-    for i, g in enumerate(graphs):
-        if g.fx_key and g.fx_key == call:
-            return i, None
-    in_region = [i for i, g in enumerate(graphs) if g.compile_id == region and not g.backward]
-    if len(in_region) == 1:
-        return in_region[0], None
-    if in_region:
-        return in_region[-1], f"the latest of the {len(in_region)} forward graphs of region {region}"
-    best, score = None, 0
-    for i, kernels in enumerate(kernels_of):
-        overlap = len(names & {k.name for k in kernels})
-        if overlap and overlap >= score:  # on a tie the latest graph: a recompile's replaces the earlier
-            best, score = i, overlap
-    if best is None:
-        return None, None
-    return best, f"the graph with the most kernels of those names ({score} of {len(names)})"
-
-
-def guessed_graphs(timed: TraceSummary, graphs: Capture, kernels_of: list) -> list[str]:
-    """Notes for the graph calls whose graph kscope guessed: the bytes of their rows are those of
-    a graph that may not be the one that ran (its kernels' names matched; its sizes may not)."""
-    notes = []
-    for (call, region), names in _names_under(timed).items():
-        index, how = _graph_of_call(call, region, names, graphs, kernels_of)
-        if how is not None:
-            notes.append(
-                f"compiled: a call of {call!r} matched no graph by inductor's cache key; its rows' bytes are those of "
-                f"graph {graphs[index].compile_id}, {how}: a guess"
-            )
-    return notes
+def _data_dependent(g: GraphCapture, store: TrafficStore) -> bool:
+    """A graph with data-dependent sizes: its live graph has some, or its stored bytes say so."""
+    stored = (store.get(g.code_hash) or {}).values() if g.code else ()
+    return has_unbacked(g) or any(v.get("unknown") == DATA_DEPENDENT for v in stored)
 
 
 def _kernel_rows(
@@ -317,18 +305,16 @@ def _kernel_rows(
     kernels_of: list[list[CompiledKernel]],
     eager_per_launch: dict,
     graph_phases: list[str] | None = None,
+    ran: dict[tuple, tuple[int, int, int]] | None = None,
 ) -> tuple[list[Kernel], list[tuple[str, str | None]]]:
     """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A launch's phase is its graph's (backward graph,
-    optimizer step) when it ran in one, else what the trace says (see kernels)."""
-    graph_of = _launch_graphs(timed, graphs, kernels_of)
+    optimizer step) when it ran in one, else what the trace says (see kernels). `ran`: row -> (read,
+    written, launches) of a library call or a custom op's body as one call with shapes recorded
+    ran it (ran_sizes.row_bytes)."""
+    graph_of = launch_graphs(timed, graphs, kernels_of)
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
-        # the ATen ops a custom op's kernel ran are its row, in a graph as outside one
-        inside_custom = launch.kind != "kernel" and is_custom_op(launch.composite or "")
-        name = launch_label(launch) if launch.call is None or inside_custom else launch.name
-        graph = graph_of[launch.call, launch.region]
-        phase = graph_phases[graph] if graph is not None and graph_phases else launch.phase
-        groups.setdefault((graph, phase, name), []).append(launch)
+        groups.setdefault(_row_key(launch, graph_of, graph_phases), []).append(launch)
     per_name = defaultdict(set)
     for graph, phase, name in groups:
         per_name[phase, name].add(graph)
@@ -349,6 +335,10 @@ def _kernel_rows(
             one_read, one_written, eager_lines = eager_per_launch[phase, name]
             read, written = round(one_read * per_call), round(one_written * per_call)
             lines.update(eager_lines)
+        elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
+            # a library call, or the body of a custom op eager never ran: from the shapes recorded
+            # for its calls, as many as ran in each timed call
+            read, written, _ = ran[graph, phase, name]
         elif matches and all(k.bytes_read is not None for k in matches):
             # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
             # one library call may launch several kernels: its bytes go to its first.
@@ -385,19 +375,13 @@ def _kernel_rows(
     return rows, unknown
 
 
-def _launch_graphs(timed: TraceSummary, graphs: Capture, kernels_of: list) -> dict[tuple, int | None]:
-    """(compiled graph call, region) of the launches -> the graph it ran (see _graph_of_call)."""
-    return {where: _graph_of_call(*where, names, graphs, kernels_of)[0] for where, names in _names_under(timed).items()}
-
-
-def _names_under(timed: TraceSummary) -> dict[tuple, set[str]]:
-    """(compiled graph call, region) -> the names launched under it (and their owners')."""
-    names_under: dict[tuple, set[str]] = defaultdict(set)
-    for launch in timed.launches:
-        names_under[launch.call, launch.region].add(launch.name)
-        if launch.owner_name:
-            names_under[launch.call, launch.region].add(launch.owner_name)
-    return names_under
+def _row_key(launch: Launch, graph_of: dict, graph_phases: list[str] | None) -> tuple:
+    """(graph, phase, name) of a launch's row."""
+    # the ATen ops a custom op's kernel ran are its row, in a graph as outside one
+    inside_custom = launch.kind != "kernel" and is_custom_op(launch.composite or "")
+    name = launch_label(launch) if launch.call is None or inside_custom else launch.name
+    graph = graph_of[launch.call, launch.region]
+    return graph, graph_phases[graph] if graph is not None and graph_phases else launch.phase, name
 
 
 def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, dict | None]):

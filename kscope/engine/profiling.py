@@ -51,16 +51,18 @@ def record_labelled(
     device: torch.device,
     between: Callable[[], object] | None = None,
     keep: Keep | None = None,
+    shapes: bool = False,
 ) -> list[dict]:
     """Profile each (label, fn) in turn inside a "kscope::call#label" marker, synchronizing after
     each on CUDA; `between` runs before each call, outside its marker (a cache flush). `keep`
-    sees the exported trace file before it is deleted (--trace-dir)."""
+    sees the exported trace file before it is deleted (--trace-dir). `shapes`: record each op's
+    input shapes (engine.inductor.ran_sizes: data-dependent sizes are read off them)."""
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
     # A collective's bytes come from its tensors' shapes (engine.collectives): record them when
     # there can be collectives; elsewhere they would only slow every profiled op.
-    with profile(activities=activities, record_shapes=distributed()) as prof:
+    with profile(activities=activities, record_shapes=shapes or distributed()) as prof:
         for label, fn in calls:
             if between is not None:
                 between()
@@ -84,7 +86,7 @@ def distributed() -> bool:
     return torch.distributed.is_available() and torch.distributed.is_initialized()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def is_nonwork(name: str) -> bool:
     """A view, metadata or allocation op: the static list, or an op all of whose overloads are views."""
     if name in NONWORK_OPS:

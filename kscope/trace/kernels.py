@@ -115,6 +115,9 @@ class Launch:
     """A backward launch: the autograd sequence number of the forward op it differentiates."""
     in_graph: bool = False
     """A device kernel that ran inside a CUDA graph replay (launched by cudaGraphLaunch)."""
+    args: dict | None = None
+    """The op's recorded arguments ("Input Dims", "Input type", "Concrete Inputs"), where the
+    profile recorded shapes; else None."""
 
 
 @dataclass
@@ -165,7 +168,10 @@ def summarize(
 ) -> TraceSummary:
     """Classify a trace's events into launches (see the module docstring for the rules)."""
     nonwork = is_nonwork or (lambda name: name in NONWORK_OPS)
-    custom = frozenset(op for op in (dispatched.ops if dispatched else ()) if is_custom_op(op))
+    # A custom op the dispatcher recorded (a cpu_op event) is one though dispatch accounting never
+    # saw it: compiled code may call one that eager code did not (a library's fallback when compiling).
+    ran = {e.get("name", "") for e in events if e.get("cat") == "cpu_op"}
+    custom = frozenset(op for op in set(dispatched.ops if dispatched else ()) | ran if is_custom_op(op))
     nodes = build_cpu_forest(events, custom)
     is_cuda = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
     silent_nodes, silent_names = _silent_tops(nodes)
@@ -250,6 +256,7 @@ def summarize(
                     n.segment,
                     n.phase,
                     n.seq,
+                    args=n.ev.get("args") if "Input Dims" in n.ev.get("args", {}) else None,
                 )
             )
     summary.collectives = find_collectives(nodes, summary.launches)
@@ -305,8 +312,15 @@ class _OpRules:
 
     def _outermost_dispatched(self, n: Node) -> list[Node]:
         if n.name in self.custom:
-            # the ATen ops its kernel ran that do work; else the custom op itself (a C++ kernel)
-            inner = [x for c in n.children for x in self._outermost_dispatched(c) if self.works(x)]
+            # the ATen ops its kernel ran that do work; else the custom op itself (a C++ kernel).
+            # An op dispatch accounting never saw (in a custom op only compiled code called) is
+            # one launch of its own.
+            inner = [
+                x
+                for c in n.children
+                for x in self._outermost_dispatched(c) or ([c] if c.name.startswith(OP_NAMESPACES) else [])
+                if self.works(x)
+            ]
             return inner or [n]
         if n.name in self.dispatch_ops:
             return [n]

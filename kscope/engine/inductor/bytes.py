@@ -347,11 +347,19 @@ def current_graph():
 
 
 def symbolic_sizes() -> bool:
-    """The graph being compiled has sizes that are symbols (dynamic shapes): its bytes depend on
-    the sizes it runs at."""
+    """The graph being compiled has sizes that are symbols (dynamic shapes, or data-dependent
+    ones): its bytes depend on the sizes it runs at."""
     from torch._inductor.virtualized import V
 
-    return bool(size_hints(getattr(V.graph.sizevars, "shape_env", None)))
+    env = getattr(V.graph.sizevars, "shape_env", None)
+    return bool(size_hints(env)) or bool(unbacked_symbols(env))
+
+
+def unbacked_symbols(shape_env) -> set:
+    """The shape environment's data-dependent size symbols (u0, u1: nonzero's count)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return set(free_unbacked_symbols(list(getattr(shape_env, "var_to_range", None) or ())))
 
 
 def size_hints(shape_env) -> dict | None:

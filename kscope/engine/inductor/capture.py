@@ -120,15 +120,15 @@ class GraphCapture:
         """What round trips need beside the kernels: the graph's outputs, inductor's reasons."""
         return {"outputs": self.outputs, "unfused": self.unfused, "autotune": self.autotune}
 
-    def kernel_bytes_at(self, target) -> dict[str, dict] | None:
-        """kernel_bytes for the sizes of the target's current arguments: for a graph compiled with
-        dynamic shapes, counted again (engine.dynamic_bytes); None for any other graph, or when the
-        sizes cannot be read."""
+    def kernel_bytes_at(self, target, unbacked: dict | None = None) -> dict[str, dict] | None:
+        """kernel_bytes for the sizes of the target's current arguments (and `unbacked`, the values
+        data-dependent sizes ran at): for a graph compiled with symbolic sizes, counted again
+        (engine.dynamic_bytes); None for any other graph, or when the sizes cannot be read."""
         if self.live is None:
             return None
         from kscope.engine.inductor.dynamic_bytes import bytes_at
 
-        per_handle = bytes_at(self.live, self._handles(), target)
+        per_handle = bytes_at(self.live, self._handles(), target, unbacked)
         return None if per_handle is None else self._stable(per_handle)
 
     def _handles(self) -> list[tuple[str, str, frozenset[str]]]:
@@ -137,6 +137,24 @@ class GraphCapture:
     def _stable(self, per_handle: dict[str, dict]) -> dict[str, dict]:
         stable = stable_handles(self.provenance)
         return {stable[h]: {**v, "post": list(self.provenance[h])} for h, v in per_handle.items()}
+
+
+_LIVE: dict[str, list[tuple]] = {}
+"""code_hash -> GraphCapture.live, for graphs compiled with symbolic sizes in this process: a
+later compile of the same code (the next save) is an FX-graph-cache hit, which logs no graph."""
+LIVE_KEPT = 16
+
+
+def keep_live(graphs) -> None:
+    """Remember the live graphs of `graphs`; give the others (cache hits) those of their code."""
+    for g in graphs:
+        if g.live is not None and g.code:
+            _LIVE.pop(g.code_hash, None)
+            _LIVE[g.code_hash] = g.live
+        elif g.code:
+            g.live = _LIVE.get(g.code_hash)
+    while len(_LIVE) > LIVE_KEPT:  # inductor's graphs are large: only the latest few
+        _LIVE.pop(next(iter(_LIVE)))
 
 
 class Capture(list):

@@ -56,11 +56,15 @@ def symbol_values(graph, target: Target) -> dict | None:
     return out
 
 
-def bytes_at(live: list[tuple], handles: list[tuple[str, str, frozenset[str]]], target: Target) -> dict | None:
+def bytes_at(
+    live: list[tuple], handles: list[tuple[str, str, frozenset[str]]], target: Target, unbacked: dict | None = None
+) -> dict | None:
     """Per kernel handle, inductor's bytes counted at the sizes of the target's arguments (as
     assign_to_kernels gives them); None (unknown) when the sizes cannot be read or inductor's count
     fails. `live`: (inductor's graph, its scheduler nodes, the buffers saved for backward) for each
-    part of the graph inductor logged."""
+    part of the graph inductor logged. `unbacked`: data-dependent symbols -> the values they ran
+    at (ran_sizes.solved), given to inductor as its hints for them; a node with one left out stays
+    unknown (bytes.node_bytes)."""
     import sympy
     from torch._inductor.virtualized import V
 
@@ -70,9 +74,11 @@ def bytes_at(live: list[tuple], handles: list[tuple[str, str, frozenset[str]]], 
         hints = size_hints(graph.sizevars.shape_env)
         if values is None or hints is None:
             return None
-        before = dict(hints)
+        overrides = graph.sizevars.shape_env.var_to_hint_override  # inductor's sizevars hold this same dict
+        before, overridden = dict(hints), dict(overrides)
         try:
             hints.update({symbol: sympy.Integer(value) for symbol, value in values.items()})
+            overrides.update(unbacked or {})
             with V.set_graph_handler(graph):
                 nodes += [node_bytes(n, saved) for n in snodes]
         except Exception:  # noqa: BLE001 - inductor's count at other sizes failed: unknown, never a guess
@@ -80,5 +86,7 @@ def bytes_at(live: list[tuple], handles: list[tuple[str, str, frozenset[str]]], 
         finally:
             hints.clear()
             hints.update(before)
+            overrides.clear()
+            overrides.update(overridden)
     per_handle, _ = assign_to_kernels(handles, nodes)
     return per_handle
