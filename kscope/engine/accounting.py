@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 import torch
 
-from kscope.engine.profiling import is_nonwork, record_events
+from kscope.engine.profiling import is_nonwork, record_events, synchronize
 from kscope.engine.traffic import TrafficMode, storages
 from kscope.report.place import Place, sorted_places
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
@@ -153,3 +153,25 @@ def bytes_per_launch(
     return {
         name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in names.items()
     }
+
+
+def outside_graphs(call, device, dispatched: Dispatched, timed: TraceSummary, labels, backend, options):
+    """(phase, name) -> (bytes read, written, lines) of one launch outside any compiled graph, by
+    dispatch accounting of one more compiled call (CompiledTrafficMode); and notes on why there are
+    none. `backend`: the recording backend, whose graph count tells a recompile."""
+    first = next((label for label in labels if label.startswith("c")), None)
+    if first is None or all(launch.call is not None for launch in timed.launches):
+        return {}, []
+    if options.cuda_graphs and device.type == "cuda":  # a replay under a dispatch mode: not tried
+        return {}, []
+    before = backend.graphs
+    done = account(call, device, CompiledTrafficMode(), dispatched)
+    synchronize(device)
+    if backend.graphs != before:  # guards failed under the mode: not the code that was timed
+        return {}, ["compiled: the accounted call recompiled: launches outside the graphs take eager's bytes"]
+
+    def outside(launch: Launch) -> bool:
+        return launch.call is None  # the graphs' bytes are inductor's
+
+    align_twins([x for x in done.summary.launches if outside(x)], [x for x in first_call(timed, first) if outside(x)])
+    return bytes_per_launch(done, bytes_per_name(done, outside), outside), []

@@ -10,14 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kscope.engine.accounting import (
-    CompiledTrafficMode,
-    account,
-    align_twins,
-    bytes_per_launch,
-    bytes_per_name,
-    first_call,
-)
+from kscope.engine.accounting import outside_graphs
 from kscope.engine.backend import RecordingBackend
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.graph_calls import guessed_graphs, launch_graphs
@@ -112,7 +105,7 @@ def run_compiled(
                         for g in reuse.graphs + list(fresh))
         shapes = shape_call(call, device, dependent, timing.trace.only("c"), eager.per_launch, eager.dispatched)
         timed = timing.trace.only("c")
-        outside, outside_notes = _outside_graphs(call, device, eager, timed, timing.labels, backend, options)
+        outside, outside_notes = outside_graphs(call, device, eager.dispatched, timed, timing.labels, backend, options)
     labels = {k: v for g in reuse.graphs + list(fresh) for k, v in template_labels(g.code).items()}
     for launch in timed.launches:  # a C++ template's kernel is known by its Python name
         launch.name = labels.get(launch.name, launch.name)
@@ -176,24 +169,6 @@ def _unknown_notes(unknown: list[tuple[str, str | None]]) -> list[str]:
     for name, reason in unknown:
         why[reason or "not a kernel of a graph inductor logged, nor an op kscope accounted outside the graphs or eagerly"].append(name)
     return [f"compiled: bytes unknown for {', '.join(names)}: {reason}" for reason, names in why.items()]
-
-
-def _outside_graphs(call, device, eager: EagerRun, timed: TraceSummary, labels, backend, options):
-    """(phase, name) -> (bytes read, written, lines) of one launch outside any compiled graph, by
-    dispatch accounting of one more compiled call (see accounting); and notes on why there are none."""
-    first = next((label for label in labels if label.startswith("c")), None)
-    if first is None or all(launch.call is not None for launch in timed.launches):
-        return {}, []
-    if options.cuda_graphs and device.type == "cuda":  # a replay under a dispatch mode: not tried
-        return {}, []
-    before = backend.graphs
-    done = account(call, device, CompiledTrafficMode(), eager.dispatched)
-    synchronize(device)
-    if backend.graphs != before:  # guards failed under the mode: not the code that was timed
-        return {}, ["compiled: the accounted call recompiled: launches outside the graphs take eager's bytes"]
-    outside = lambda launch: launch.call is None  # the graphs' bytes are inductor's
-    align_twins([x for x in done.summary.launches if outside(x)], [x for x in first_call(timed, first) if outside(x)])
-    return bytes_per_launch(done, bytes_per_name(done, outside), outside), []
 
 
 def _graph_phase(g: GraphCapture, backend: RecordingBackend) -> str:
