@@ -1,6 +1,7 @@
 """Why a kernel exists: source lines, generated code, graph breaks, recompiles, bandwidth.
 Expected lines are read from the file the test writes, never typed in."""
 
+import pytest
 from support.paths import at, line_of, write_target
 
 from kscope.engine.run import run
@@ -129,6 +130,8 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
     # 12 MB through one memory-bound kernel: its rate is of the order of the measured copy's
     # (a cache may lift it past the peak, a loaded machine drag it down: an order of magnitude)
     (fused,) = r.compiled.kernels
+    if r.speedup.verdict == "busy":  # other work took the cores: a rate measured then says nothing
+        pytest.skip(f"the CPU was busy ({r.speedup.cpu_waiting:.0%} of the timing): no rate to check")
     assert r.peak_gbps / 10 < fused.achieved_gbps < r.peak_gbps * 10
     # eager moves 20 MB in two kernels, compiled 12 MB in one: the same memory, a like rate
     assert r.compiled.achieved_gbps / 10 < r.eager.achieved_gbps < r.compiled.achieved_gbps * 10
