@@ -131,6 +131,15 @@ def test_a_kernel_of_data_dependent_size_is_unknown_with_a_note_never_zero(tmp_p
     assert r.compiled.bytes_total is None
     (note,) = [n for n in r.notes if "data-dependent" in n]
     assert cos.name in note and "aten::index" in note
+    # on screen: "?" for those rows, never 0 B, and the total says what is known and what is not
+    from kscope.render.text import fmt_bytes, traffic_text
+    from kscope.render.view import kernel_rows
+
+    shown = {row.name: row.traffic for row in kernel_rows(r.compiled)}
+    assert shown[cos.name] == shown["aten::index"] == "?"
+    unknown = sum(1 for k in r.compiled.kernels if k.bytes_read is None)
+    known = sum(k.bytes_read + k.bytes_written for k in r.compiled.kernels if k.bytes_read is not None)
+    assert traffic_text(r.compiled) == f"≥ {fmt_bytes(known)}; {unknown} rows unknown"
 
 
 @pytest.mark.skipif(not __import__("torch").backends.mkl.is_available(), reason="no MKL: no packed linear")

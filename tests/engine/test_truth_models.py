@@ -306,14 +306,3 @@ def test_a_training_step_has_bytes_for_its_forward_and_backward_kernels(tmp_path
     assert (forward_mm.bytes_read, forward_mm.bytes_written) == (x + w, h)
     assert (backward_mm.bytes_read, backward_mm.bytes_written) == (x + h, w)  # grad_w = x^T @ grad_h
     assert r.compiled.graph_breaks and all(k.bytes_read is not None for k in r.compiled.kernels)
-
-
-def test_a_kernel_of_a_graph_kscope_did_not_see_is_unknown_not_zero():
-    from kscope.engine.compiled import _kernel_rows
-    from kscope.engine.inductor.capture import Capture
-    from kscope.trace.kernels import Launch, TraceSummary
-
-    trace = TraceSummary("cpu", [Launch("cpp_fused_mul_0", 3.0, "kernel", "0/0", 1, "graph_0_cpp_fused_mul_0", "KEY")])
-    (row,), unknown = _kernel_rows(trace, 1, Capture(), [], {})
-    assert (row.bytes_read, row.bytes_written, row.bytes_total) == (None, None, None)
-    assert unknown == [("cpp_fused_mul_0", None)]  # why: compiled._unknown_notes says the default
