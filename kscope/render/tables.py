@@ -66,8 +66,11 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
     if tagged:
         table.add_column("phase", no_wrap=True)
     table.add_column("kernel", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
-    for column in ("launches", "µs/call", "read", "written", "lines"):
+    for column in ("launches", "µs/call", "read", "written"):
         table.add_column(column, justify="right", no_wrap=True)
+    # a library model's places are long ("11 via transformers/models/gpt2/modeling_gpt2.py:569,576"):
+    # they fold within a third of the width, never squeezing the kernel's name out
+    table.add_column("lines", justify="right", overflow="fold", ratio=1, max_width=max(12, _width() // 3))
     if mode is None:
         table.add_row(Text("no result", style="red"), "", "", "", "", "")
         return table
@@ -101,6 +104,13 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
         + (f"; {fmt_bytes(mode.bytes_saved)} written only for backward" if mode.bytes_saved else "")
     )
     return table
+
+
+def _width() -> int:
+    """The terminal's width, as rich sees it (COLUMNS, else the terminal, else 80)."""
+    from rich.console import Console
+
+    return Console().width
 
 
 def _kernel_cells(k: Kernel, home: str = "") -> list[RenderableType]:
@@ -178,11 +188,11 @@ def compile_line(mode: ModeResult, home: str = "") -> Text:
 def round_trips_table(trips, home: str = "") -> Table:
     """The compiled round trips, largest first: what was left between kernels, and why."""
     table = Table(title="compiled round trips (not fused)", title_justify="left", expand=True, pad_edge=False)
-    table.add_column("buffer", no_wrap=True)
-    table.add_column("bytes", justify="right", no_wrap=True)
-    table.add_column("producer → consumers", overflow="fold")
-    table.add_column("lines", no_wrap=True)
-    table.add_column("why", overflow="fold")
+    table.add_column("buffer", no_wrap=True, min_width=6)
+    table.add_column("bytes", justify="right", no_wrap=True, min_width=8)
+    table.add_column("producer → consumers", overflow="fold", ratio=1)
+    table.add_column("lines", overflow="fold", ratio=1, max_width=max(12, _width() // 4))
+    table.add_column("why", overflow="fold", ratio=2)
     for t in trips:
         why = Text(t.reason)
         if t.hint:
