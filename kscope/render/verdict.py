@@ -73,16 +73,13 @@ def explanation(report: Report, short: bool = False) -> str:
 
 def time_change(before: ModeResult, now: ModeResult, busy: bool) -> str | None:
     """The call time then and now, or what keeps it from being told: None when it changed beyond
-    noise (the caller prints both), "? (CPU busy)", or "≈ 41 µs" (within the noise floor, or the
-    middle halves of the two timings overlap)."""
+    noise (the caller prints both), "? (CPU busy)", or "≈ 41 µs" (within the noise floor)."""
     then, later = _paid(before), _paid(now)
     if then is None or later is None:
         return "?"
     if busy:
         return "? (CPU busy)"
-    ranges = before.call_time_us_range, now.call_time_us_range
-    overlap = all(ranges) and ranges[0][0] <= ranges[1][1] and ranges[1][0] <= ranges[0][1]
-    if overlap or max(then, later) <= min(then, later) * (1 + NOISE_FLOOR):
+    if max(then, later) <= min(then, later) * (1 + NOISE_FLOOR):
         return f"≈ {fmt_us(later)}"
     return None
 

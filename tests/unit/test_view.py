@@ -79,7 +79,7 @@ def test_the_change_line_follows_the_verdicts_noise_rule():
     assert change_line("compiled", before, slower, compact=True).endswith("82 µs→7.5 ms")
     # under a "busy" verdict the two times say nothing about the code
     assert change_line("compiled", before, slower, compact=True, busy=True).endswith("? (CPU busy)")
-    # 82 → 86 µs: within the 10% noise floor, and the middle halves overlap
+    # 82 → 86 µs: within the 10% noise floor
     assert change_line("compiled", before, close).endswith("call ≈ 86 µs")
 
 
