@@ -303,13 +303,13 @@ def _kernel_rows(
         per_call = len(launches) / calls
         read = written = saved = None
         lines = {line for k in matches for line in k.lines}
-        if is_custom_op(name) and (phase, name) in eager_per_launch:
+        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines)
+        if accounted is not None and is_custom_op(name):
             # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
-            # its bytes are what that body's ops move, as eager counts them (`a + 2 * b`: mul
-            # writes a temporary that add reads back), not its inputs and outputs (inductor's).
-            one_read, one_written, eager_lines = eager_per_launch[phase, name]
-            read, written = round(one_read * per_call), round(one_written * per_call)
-            lines.update(eager_lines)
+            # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
+            # temporary that add reads back), not its inputs and outputs (inductor's).
+            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
+            lines.update(accounted[2])
         elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
             # a library call, or the body of a custom op eager never ran: from the shapes recorded
             # for its calls, as many as ran in each timed call
@@ -322,10 +322,9 @@ def _kernel_rows(
             written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
             if all(k.bytes_saved is not None for k in matches):
                 saved = round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
-        elif not matches and (phase, name) in eager_per_launch:
-            one_read, one_written, eager_lines = eager_per_launch[phase, name]
-            read, written = round(one_read * per_call), round(one_written * per_call)
-            lines.update(eager_lines)
+        elif accounted is not None and not matches:  # outside the graphs: the same op accounted
+            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
+            lines.update(accounted[2])
         if read is None:
             unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
         label = name if len(per_name[phase, name]) == 1 or graph is None else f"{name} [{graphs[graph].compile_id}]"

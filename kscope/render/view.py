@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
 from kscope.report.model import Kernel, ModeResult, Report, RunError
+from kscope.report.speedup import ratio_text
 
 
 @dataclass(frozen=True)
@@ -277,11 +278,7 @@ def spread(median: float | None, quartiles: tuple[float, float] | None) -> str:
 
 def sweep_verdict(p) -> str:
     """"1.4× faster", "5.6× slower", "same", "busy": a sweep point's compiled against eager."""
-    if p.verdict == "faster":
-        return f"{p.ratio:.1f}× faster"
-    if p.verdict == "slower":
-        return f"{1 / p.ratio:.1f}× slower" if p.ratio > 0 else "slower"
-    return "busy" if p.verdict == "busy" else "same"
+    return {"same within noise": "same", "busy": "busy"}.get(p.verdict) or ratio_text(p.ratio, p.verdict)
 
 
 SWEEP_COLUMNS = (

@@ -14,15 +14,14 @@ import textwrap
 import pytest
 from rich.console import Console
 from support.paths import SAMPLES, line_of
+from support.runs import run_ok
 
 from kscope.engine.compiled import guessed_graphs
 from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import CompiledKernel
-from kscope.engine.run import run
 from kscope.render.report import render_report
 from kscope.report.compile import CompileOptions
 from kscope.report.place import Place
-from kscope.report.request import RunRequest
 from kscope.trace.kernels import Launch, TraceSummary
 
 F32, BOOL = 4, 1
@@ -49,10 +48,6 @@ def project(tmp_path, body: str):
     return tmp_path / "bench.py", layers
 
 
-def run_file(path, **kw):
-    report = run(RunRequest(str(path), None, "cpu", calls=2, **kw))
-    assert not report.errors, report.errors
-    return report
 
 
 def text_of(report) -> str:
@@ -71,7 +66,7 @@ def test_a_graph_break_inside_an_imported_function_keeps_dynamos_explanation(tmp
         return y - 1
         """,
     )
-    r = run_file(bench)
+    r = run_ok(bench)
     (brk,) = r.compiled.graph_breaks
     line = line_of(layers, "if y.sum() > 0:")
     assert brk.place == Place("pkg/layers.py", line)  # the module's file and line, not bench.py's call
@@ -96,7 +91,7 @@ def test_a_call_dynamo_cannot_trace_keeps_its_type_and_explanation(tmp_path):
         return y + 1
         """,
     )
-    r = run_file(bench)
+    r = run_ok(bench)
     (brk,) = r.compiled.graph_breaks
     assert brk.place == Place("pkg/layers.py", line_of(layers, "graph_break()"))
     assert brk.type == brk.reason == "Call to `torch._dynamo.graph_break()`"
@@ -120,7 +115,7 @@ def test_a_kernel_of_data_dependent_size_is_unknown_with_a_note_never_zero(tmp_p
         def inputs(device):
             return (torch.arange(-500, 500, dtype=torch.float32, device=device),)
         """))
-    r = run_file(path)
+    r = run_ok(path)
     rows = {k.name: k for k in r.compiled.kernels}
     mask = next(k for name, k in rows.items() if "gt" in name)
     assert (mask.bytes_read, mask.bytes_written) == (1000 * F32, 1000 * BOOL)
@@ -149,7 +144,7 @@ def test_a_frozen_linear_reads_its_packed_weight_never_the_original(tmp_path):
     of its count. It reads x and the packed weight, and writes the 256x1024 output."""
     import torch
 
-    r = run_file(SAMPLES / "linear_frozen.py", no_grad=True, compile=CompileOptions(options={"freezing": True}))
+    r = run_ok(SAMPLES / "linear_frozen.py", no_grad=True, compile=CompileOptions(options={"freezing": True}))
     (mkl,) = [k for k in r.compiled.kernels if k.name == "mkl::_mkl_linear"]
     packed = torch.ops.mkl._mkl_reorder_linear_weight(torch.randn(1024, 512), 256).numel() * F32
     assert mkl.bytes_read == 256 * 512 * F32 + packed  # never + 1024 * 512 * F32 of the original

@@ -6,23 +6,18 @@ from __future__ import annotations
 import json
 
 from support.paths import SAMPLES, at, write_target
+from support.runs import run_ok
 
-from kscope.engine.run import run
 from kscope.report.codec import report_from_dict, report_to_dict
-from kscope.report.request import RunRequest
 
 F32 = 4
 
 
-def run_file(path):
-    report = run(RunRequest(str(path), None, "cpu", calls=2))
-    assert not report.errors, report.errors
-    return report
 
 
 def test_the_seed_has_one_eager_round_trip_and_none_compiled():
     path = SAMPLES / "add_relu.py"
-    r = run_file(path)
+    r = run_ok(path)
     (trip,) = r.eager.round_trips
     # a + b is written by add and read back by relu: 1,000,000 fp32 elements
     assert (trip.buffer, trip.bytes, trip.producer, trip.consumers) == ("tmp0", 1_000_000 * F32, "aten::add",
@@ -34,7 +29,7 @@ def test_the_seed_has_one_eager_round_trip_and_none_compiled():
 
 def test_a_library_matmul_leaves_a_round_trip_into_its_epilogue():
     path = SAMPLES / "matmul_gelu.py"  # gelu(x @ w + b), x 256x512, w 512x1024
-    r = run_file(path)
+    r = run_ok(path)
     out = 256 * 1024 * F32
     assert [(t.producer, t.consumers, t.bytes) for t in r.eager.round_trips] == [
         ("aten::matmul › mm", ("aten::add",), out),
@@ -56,7 +51,7 @@ def test_a_reduction_before_a_consumer_of_another_shape(tmp_path):
         def inputs(device):
             return (torch.randn(512, 256, device=device),)
         """)
-    r = run_file(path)
+    r = run_ok(path)
     (eager,) = r.eager.round_trips
     assert (eager.producer, eager.consumers, eager.bytes) == ("aten::sum", ("aten::div",), 256 * F32)
     # on the CPU inductor puts both loops in one C++ kernel: the column sums still go through memory
@@ -77,12 +72,12 @@ def test_what_the_call_returns_is_an_output_not_a_round_trip(tmp_path):
         def inputs(device):
             return torch.randn(1000, device=device), torch.randn(1000, device=device)
         """)
-    r = run_file(path)
+    r = run_ok(path)
     assert r.eager.round_trips == () and r.compiled.round_trips == ()
 
 
 def test_round_trips_survive_the_json_round_trip():
-    r = run_file(SAMPLES / "matmul_gelu.py")
+    r = run_ok(SAMPLES / "matmul_gelu.py")
     again = report_from_dict(json.loads(json.dumps(report_to_dict(r))))
     assert again.eager.round_trips == r.eager.round_trips
     assert again.compiled.round_trips == r.compiled.round_trips
@@ -132,7 +127,7 @@ def test_alike_round_trips_are_one_entry_with_a_count(tmp_path):
         def inputs(device):
             return (torch.randn(1000, device=device),)
         """)
-    r = run_file(path)
+    r = run_ok(path)
     (trip,) = r.eager.round_trips  # 99 intermediates, each written by one add and read by the next
     assert (trip.count, trip.bytes, trip.buffer) == (99, 99 * 1000 * F32, "tmp0")
     assert r.compiled.round_trips == ()

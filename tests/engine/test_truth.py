@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import pytest
 from support.paths import at, line_of, write_target
-
-from kscope.engine.run import run
-from kscope.report.request import RunRequest
+from support.runs import run_ok
 
 F32 = 4
 
 
 def run_file(path, target=None):
-    report = run(RunRequest(str(path), target, "cpu", calls=3))
-    assert not report.errors, report.errors
-    return report
+    return run_ok(path, target, calls=3)
 
 
 def names(mode):

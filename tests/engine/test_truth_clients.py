@@ -7,17 +7,13 @@ A gather reads min(the elements it gathers, its whole source) plus its indices, 
 from __future__ import annotations
 
 from support.paths import write_target
-
-from kscope.engine.run import run
-from kscope.report.request import RunRequest
+from support.runs import run_ok
 
 F32, I32, I64 = 4, 4, 8
 
 
-def run_file(path):
-    report = run(RunRequest(str(path), None, "cpu", calls=3))
-    assert not report.errors, report.errors
-    return report
+def run_file(path, target=None):
+    return run_ok(path, target, calls=3)
 
 
 def test_a_gather_of_single_elements_reads_each_element_it_gathers(tmp_path):

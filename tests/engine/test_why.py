@@ -3,17 +3,10 @@ Expected lines are read from the file the test writes, never typed in."""
 
 import pytest
 from support.paths import at, line_of, write_target
+from support.runs import run_ok
 
-from kscope.engine.run import run
 from kscope.report.codec import report_to_dict
 from kscope.report.place import Place
-from kscope.report.request import RunRequest
-
-
-def run_file(path):
-    report = run(RunRequest(str(path), device="cpu", calls=2))
-    assert not report.errors, report.errors
-    return report
 
 
 def test_lines_of_eager_ops_and_of_the_kernel_that_fused_them(tmp_path):
@@ -31,7 +24,7 @@ def test_lines_of_eager_ops_and_of_the_kernel_that_fused_them(tmp_path):
             return torch.randn(1000, device=device), torch.randn(1000, device=device)
         """,
     )
-    r = run_file(path)
+    r = run_ok(path)
     add_line, relu_line = line_of(path, "y = a + b"), line_of(path, "z = y.relu()")
     eager = {k.name: k.lines for k in r.eager.kernels}
     add, relu = Place(path.name, add_line), Place(path.name, relu_line)
@@ -59,7 +52,7 @@ def test_graph_break_in_plain_words_with_a_hint(tmp_path):
             return (torch.ones(100, device=device),)
         """,
     )
-    r = run_file(path)
+    r = run_ok(path)
     (brk,) = r.compiled.graph_breaks
     assert brk.line == line_of(path, "if y.sum() > 0:")
     assert "data-dependent branch" in brk.reason and "torch.where" in brk.hint
@@ -81,7 +74,7 @@ def test_print_break_keeps_dynamos_explanation(tmp_path):
             return (torch.ones(100, device=device),)
         """,
     )
-    r = run_file(path)
+    r = run_ok(path)
     (brk,) = r.compiled.graph_breaks
     assert brk.line == line_of(path, "print(")
     assert "print" in brk.explanation
@@ -106,7 +99,7 @@ def test_recompiles_name_the_failed_guard(tmp_path):
             return (torch.ones(100, device=device),)
         """,
     )
-    r = run_file(path)
+    r = run_ok(path)
     assert r.compiled.recompiles
     assert any("step" in rc.reason for rc in r.compiled.recompiles)
     assert r.compiled.recompiles[0].function == "stepper"
@@ -125,7 +118,7 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
             return torch.randn(1_000_000, device=device), torch.randn(1_000_000, device=device)
         """,
     )
-    r = run_file(path)
+    r = run_ok(path)
     assert r.peak_gbps and r.peak_gbps > 0 and "copy" in r.peak_source
     # 12 MB through one memory-bound kernel: its rate is of the order of the measured copy's
     # (a cache may lift it past the peak, a loaded machine drag it down: an order of magnitude)
@@ -156,13 +149,13 @@ def test_lines_follow_the_file_after_inductor_cache_hits(tmp_path):
     other = write_target(tmp_path, "\n\n\n" + body, "other.py")
     hit = "graph(s) from inductor's cache"
     for path, cached in ((first, None), (first, True), (other, False)):
-        r = run_file(path)
+        r = run_ok(path)
         (kernel,) = r.compiled.kernels
         assert kernel.lines == (at(path, "return (a * b).sin()"),)
         if cached is not None:
             assert (hit in r.compiled.traffic_source) == cached, (path.name, r.compiled.traffic_source)
     first.write_text("# a comment that moves everything down\n" + first.read_text())
-    r = run_file(first)
+    r = run_ok(first)
     (kernel,) = r.compiled.kernels
     assert kernel.lines == (at(first, "return (a * b).sin()"),)
     assert hit not in r.compiled.traffic_source
