@@ -267,6 +267,14 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
     return source, notes
 
 
+def _saved(matches: list[CompiledKernel], firsts: float) -> int | None:
+    """What a row's kernels write only for backward, `firsts` times a call (None: not known).
+    Which outputs are saved does not depend on the sizes a library call ran at."""
+    if not matches or any(k.bytes_saved is None for k in matches):
+        return None
+    return round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+
+
 def _data_dependent(g: GraphCapture, store: TrafficStore) -> bool:
     """A graph with data-dependent sizes: its live graph has some, or its stored bytes say so."""
     stored = (store.get(g.code_hash) or {}).values() if g.code else ()
@@ -314,14 +322,14 @@ def _kernel_rows(
             # a library call, or the body of a custom op eager never ran: from the shapes recorded
             # for its calls, as many as ran in each timed call
             read, written, _ = ran[graph, phase, name]
+            saved = _saved(matches, _first_of_each_owner(launches) / calls)
         elif matches and all(k.bytes_read is not None for k in matches):
             # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
             # one library call may launch several kernels: its bytes go to its first.
             firsts = _first_of_each_owner(launches) / calls
             read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
             written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
-            if all(k.bytes_saved is not None for k in matches):
-                saved = round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+            saved = _saved(matches, firsts)
         elif accounted is not None and not matches:  # outside the graphs: the same op accounted
             read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
             lines.update(accounted[2])

@@ -243,3 +243,15 @@ def test_backward_phases_equal_inductors_count_for_each_graph_fresh_and_from_its
         line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "relu(x @ w)" in text)
         assert all(k.lines == (Place(path.name, line),) for k in r.compiled.kernels), [(k.name, k.lines) for k in r.compiled.kernels]
     assert "2 graph(s) from inductor's cache" in reports[-1][1].compiled.traffic_source
+
+    # Both graphs in inductor's cache, none of their bytes in kscope's store: recompiled to count
+    # them, the library call's row (its sizes read off a recorded call) included; what the
+    # forward writes only for backward is known as on the fresh compile.
+    monkeypatch.setattr(engine_run, "_store", TrafficStore(tmp_path / "empty-store"))
+    path, fresh = reports[0]
+    again = run(RunRequest(str(path), device="cpu", calls=2, backward=True))
+    assert "recompiled without inductor's cache" in again.compiled.traffic_source
+    assert fresh.compiled.bytes_saved is not None
+    assert again.compiled.bytes_saved == fresh.compiled.bytes_saved
+    rows = lambda r: sorted((k.phase, k.name, k.bytes_read, k.bytes_written, k.bytes_saved) for k in r.compiled.kernels)
+    assert rows(again) == rows(fresh)
