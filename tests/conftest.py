@@ -3,10 +3,27 @@
 import os
 
 import pytest
+from support import quiet
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
-    """kscope's traffic store in a per-session folder: tests never see a user's store."""
-    os.environ["KSCOPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("kscope-cache"))
+    """kscope's traffic store in a folder of this test run's: tests never see a user's store.
+    pytest-xdist's workers share it (the store's writes are atomic), as they share inductor's cache."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's base folder is in the run's
+        folder = tmp_path_factory.getbasetemp().parent / "kscope-cache"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("kscope-cache")
+    os.environ["KSCOPE_CACHE_DIR"] = str(folder)
     yield
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{quiet.MARK}: times something against the clock: runs while no other test runs (support/quiet.py)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    with quiet.held(item.get_closest_marker(quiet.MARK) is not None):
+        return (yield)

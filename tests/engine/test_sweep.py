@@ -28,6 +28,7 @@ def seed_sweep():
     return report, points_seen
 
 
+@pytest.mark.quiet
 def test_seed_moves_20_bytes_an_element_eagerly_and_12_compiled_at_every_size(seed_sweep):
     report, _ = seed_sweep
     assert report.ok, report.errors
@@ -44,6 +45,7 @@ def test_seed_moves_20_bytes_an_element_eagerly_and_12_compiled_at_every_size(se
             assert low <= mode.call_time_us <= high
 
 
+@pytest.mark.quiet
 def test_one_compile_recompiles_once_with_dynamic_shapes_and_says_why(seed_sweep):
     sweep = seed_sweep[0].sweep
     first, second, *rest = sweep.points
@@ -54,6 +56,7 @@ def test_one_compile_recompiles_once_with_dynamic_shapes_and_says_why(seed_sweep
     assert sweep.recompiles == 1
 
 
+@pytest.mark.quiet
 def test_at_100_elements_the_compiled_call_costs_more(seed_sweep):
     # the article's lesson at the sweep's smallest size: guards and the wrapper cost more than the
     # fused kernel saves (the rule itself: tests/unit/test_sweep_rule.py)
@@ -66,6 +69,7 @@ def test_at_100_elements_the_compiled_call_costs_more(seed_sweep):
     assert sweep.crossover_n is None or sweep.crossover_n > 100
 
 
+@pytest.mark.quiet
 def test_progress_after_each_size_and_the_json_round_trip(seed_sweep):
     report, seen = seed_sweep
     # one at the start (no size yet), then one after every size but the last (the final report)

@@ -76,6 +76,7 @@ def test_rows_are_scaled_to_add_up_to_the_median():
     assert d["repetitions"] == {"kernel": 3, "call": 3}
 
 
+@pytest.mark.quiet
 def test_call_time_holds_what_the_call_does_and_kernel_time_only_its_kernels(tmp_path):
     # a cost kscope does not construct: 3 ms of sleep between two ops, in both modes (dynamo
     # leaves time.sleep to Python, between two graphs)
@@ -118,6 +119,7 @@ def test_call_time_holds_what_the_call_does_and_kernel_time_only_its_kernels(tmp
     assert again["speedup"] == d
 
 
+@pytest.mark.quiet
 def test_the_verdict_is_what_a_call_costs_not_what_its_kernels_take():
     # kernels 20x faster compiled, but its call (guards, wrapper) costs 4x eager's: slower
     e_kernel, c_kernel = Samples((4.0, 4.2, 3.9)), Samples((0.2, 0.21, 0.19))
@@ -144,6 +146,7 @@ def _verdict_of(tmp_path, body: str, n: int):
     return r
 
 
+@pytest.mark.quiet
 def test_at_100_elements_the_compiled_call_costs_more_though_its_kernel_is_faster(tmp_path):
     # the article's seed at n = 100: the fused kernel takes a fraction of eager's two ops, but
     # dynamo's guards and the wrapper cost more than both
@@ -154,6 +157,7 @@ def test_at_100_elements_the_compiled_call_costs_more_though_its_kernel_is_faste
     assert r.speedup.verdict == "slower"  # kernel times deciding would say "faster"
 
 
+@pytest.mark.quiet
 def test_where_the_compiled_call_costs_less_the_verdict_says_faster(tmp_path):
     # eight passes over 2M floats eager, one fused pass compiled
     r = _verdict_of(tmp_path, "((((a * b + a).sin() * b).cos() + a).exp() - b).abs()", 2_000_000)

@@ -105,6 +105,7 @@ def test_recompiles_name_the_failed_guard(tmp_path):
     assert r.compiled.recompiles[0].function == "stepper"
 
 
+@pytest.mark.quiet
 def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
     path = write_target(
         tmp_path,

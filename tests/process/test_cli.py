@@ -51,6 +51,7 @@ def test_user_prints_go_to_stderr_with_json(tmp_path):
     assert "USDT" not in out.stderr  # torch's profiler chatter is filtered
 
 
+@pytest.mark.quiet
 def test_timeout_stops_a_hang_and_reports_it(tmp_path):
     path = write_target(
         tmp_path,

@@ -194,6 +194,7 @@ STARTUP_S = 25.0
 stop: measured 8.3-15.6 s on 2 cores beside other work (docs/distributed.md); 25 s for a slower one."""
 
 
+@pytest.mark.quiet
 def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     target = tmp_path / "hangs.py"
     target.write_text(HANGS)

@@ -30,6 +30,7 @@ from support.marked_processes import Marked, state
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.quiet,  # quitting within QUIT_WITHIN_S
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; sets a controlling terminal"),
 ]
 

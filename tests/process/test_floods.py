@@ -26,6 +26,7 @@ OPEN_STALL_S = 0.15
 """Opening the output pane after a flood: measured 18-73 ms (the RichLog: 140-430 ms)."""
 
 
+@pytest.mark.quiet
 def test_a_flood_of_output_keeps_the_screen_responsive(tmp_path):
     """40,000 lines printed per call, hundreds of thousands in all: the output pane keeps the newest
     lines and says what it skipped, and the event loop never stalls for long, whether the pane

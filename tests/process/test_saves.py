@@ -24,6 +24,7 @@ def shifted(i: int, broken: bool = False) -> str:
     return src.replace(OP, OP + " +") if broken else src
 
 
+@pytest.mark.quiet
 def test_a_storm_of_saves_starts_at_most_two_runs_and_ends_on_the_last_content(tmp_path):
     async def scenario(live: Live):
         await live.report("the first report")

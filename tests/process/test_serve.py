@@ -174,6 +174,7 @@ def test_usage_errors_are_found_before_serving(tmp_path):
     assert done.returncode == 2 and "missing.py: no such file" in done.stderr, done
 
 
+@pytest.mark.quiet
 @pytest.mark.parametrize("how", ["ctrl-c", "SIGTERM"])
 def test_each_tab_is_its_own_kscope_and_stopping_leaves_nothing(tmp_path, how):
     s = Served(tmp_path)

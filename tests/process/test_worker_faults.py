@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow
 TIMEOUT_S = 3.0
 
 
+@pytest.mark.quiet
 def test_hangs_crashes_and_kills_restart_the_worker_and_the_next_save_works(tmp_path):
     async def scenario(live: Live):
         good = await live.report("the first report")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from support.paths import SAMPLES
 
 from kscope.report.request import RunRequest
@@ -28,6 +29,7 @@ def _gap(worker: Worker, request: RunRequest, shown_after: float | None) -> floa
     return time.monotonic() - arrived
 
 
+@pytest.mark.quiet
 def test_the_worker_times_only_once_the_eager_half_is_on_screen():
     # 100 elements: the timing itself takes milliseconds, the waits are what shows
     request = RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2, n=100, settle=True)

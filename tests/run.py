@@ -1,0 +1,35 @@
+"""The whole suite, as CI and the README run it: `python tests/run.py [pytest arguments]`.
+
+Two phases. First every test that times nothing against the clock, on as many pytest-xdist
+workers as there are cores; then the tests marked `quiet` (a verdict by time, a bound in seconds,
+the event loop's stalls) one at a time, on a machine no other test is loading. Each phase prints
+its slowest tests. A plain `python -m pytest` still runs everything in one process, and
+`pytest -n auto` alone keeps the quiet tests alone too (tests/support/quiet.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+NO_TESTS = 5
+"""pytest's exit status when a phase selected nothing (a path given holds no quiet test, say)."""
+
+
+def main(argv: list[str]) -> int:
+    phases = [
+        ("tests that time nothing, in parallel", ["-n", "auto", "-m", "not quiet"]),
+        ("tests that time something, one at a time", ["-m", "quiet"]),
+    ]
+    statuses, started = [], time.perf_counter()
+    for title, flags in phases:
+        print(f"=== tests/run.py: {title} ===", flush=True)
+        statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv]))
+    print(f"=== tests/run.py: both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")
+    ran = [s for s in statuses if s != NO_TESTS]
+    return max(ran) if ran else NO_TESTS
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
