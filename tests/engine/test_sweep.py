@@ -81,6 +81,7 @@ def test_progress_after_each_size_and_the_json_round_trip(seed_sweep):
     assert again.sweep.points[1].compiled.kernels == report.sweep.points[1].compiled.kernels
 
 
+@pytest.mark.quiet  # quiet: the sweep's budget stop goes by the time each size took
 def test_the_kernel_inductor_picks_changes_with_size_when_each_size_compiles(tmp_path):
     # Softmax over 8 rows of n: on the CPU one C++ kernel, serial for short rows, parallel over
     # the rows for longer ones, and with each row's reductions split across threads for long rows.
