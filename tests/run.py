@@ -28,7 +28,8 @@ def main(argv: list[str]) -> int:
         statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv]))
     print(f"=== tests/run.py: both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")
     ran = [s for s in statuses if s != NO_TESTS]
-    return max(ran) if ran else NO_TESTS
+    failed = [s for s in ran if s != 0]  # a phase killed by a signal has a negative status
+    return (failed[0] if failed[0] > 0 else 1) if failed else 0 if ran else NO_TESTS
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The live app: snapshots from a fixed Report, and a Pilot test with a real CPU worker."""
 
 import asyncio
+import os
 import shutil
 import time
 
@@ -72,43 +73,11 @@ def test_the_app_says_when_the_eager_half_is_on_screen():
 
 
 @pytest.mark.slow
-def test_save_changes_the_kernels_on_screen(tmp_path):
-    target = tmp_path / "add_relu.py"
-    shutil.copy(SAMPLES / "add_relu.py", target)
-    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
-
-    async def scenario():
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: "cpp_fused_add_relu_0" in compiled_names(app))
-            assert app.query_one("#eager-kernels", KernelTable).mode.launches == 2
-            target.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
-            await wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in compiled_names(app))
-            assert app.query_one("#eager-kernels", KernelTable).mode.launches == 3
-            assert not app.stale
-            # the why panes follow the selected compiled kernel: its line lit, its code shown
-            app.query_one("#compiled-kernels DataTable").focus()
-            await pilot.pause(0.2)
-            source_line = target.read_text().splitlines().index("    return (a + b).relu() * 2") + 1
-            await wait_for(pilot, lambda: app.query_one(SourcePane).lit == (source_line,), timeout=10)
-            shown = app.query_one(CodePane).kernel
-            assert shown.name == "cpp_fused_add_mul_relu_0" and "out_ptr0" in shown.code
-            pids = app.session.worker_pids()
-            assert pids
-        app.shutdown()
-        return pids
-
-    pids = asyncio.run(scenario())
-    time.sleep(0.5)
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            import os
-
-            os.kill(pid, 0)
-
-
-@pytest.mark.slow
-def test_g_runs_forward_and_backward_and_back(tmp_path):
-    # the article's sample: its inputs do not require grad, so kscope makes them (and says so)
+def test_g_m_and_a_save_each_change_what_the_screen_shows(tmp_path):
+    """One app on a real worker, as a user drives it: key g runs forward and backward and back (the
+    article's sample: its inputs do not require grad, so kscope makes them, and says so); key m
+    steps the compile mode and reads as an A/B; a save changes the kernels on screen, and the why
+    panes follow the selected compiled kernel. Quitting leaves no worker behind."""
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
     app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
@@ -120,47 +89,63 @@ def test_g_runs_forward_and_backward_and_back(tmp_path):
     def status():
         return app.query_one("#status").render().plain
 
-    async def scenario():
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: phases() == {"forward"})
-            assert "fwd+bwd" not in status()
-            await pilot.press("g")
-            assert "fwd+bwd" in status(), "the status line says which, at once"
-            await wait_for(pilot, lambda: phases() == {"forward", "backward"})
-            assert app.shown.backward is not None and app.shown.backward.grads_of == ("a", "b")
-            assert app.query_one("#summary").render().plain.startswith("fwd 2 → 1 · bwd")
-            table = app.query_one("#eager-kernels DataTable")
-            tags = {str(table.get_row_at(i)[0]).split()[0] for i in range(table.row_count)}
-            assert tags == {"fwd", "bwd"}
-            await pilot.press("g")
-            await wait_for(pilot, lambda: phases() == {"forward"})
-            assert "fwd+bwd" not in status() and app.shown.backward is None
-        app.shutdown()
-
-    asyncio.run(scenario())
-
-
-@pytest.mark.slow
-def test_m_steps_the_compile_mode_and_reads_as_an_a_b(tmp_path):
-    target = tmp_path / "add_relu.py"
-    shutil.copy(SAMPLES / "add_relu.py", target)
-    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
-
     def done_in(mode: str) -> bool:
         r = app.shown
         return (app.run_started is None and r is not None and r.compiled is not None
                 and r.compile_options is not None and r.compile_options.mode == mode)
 
+    async def g_forward_and_backward(pilot):
+        await wait_for(pilot, lambda: phases() == {"forward"})
+        assert "fwd+bwd" not in status()
+        await pilot.press("g")
+        assert "fwd+bwd" in status(), "the status line says which, at once"
+        await wait_for(pilot, lambda: phases() == {"forward", "backward"})
+        assert app.shown.backward is not None and app.shown.backward.grads_of == ("a", "b")
+        assert app.query_one("#summary").render().plain.startswith("fwd 2 → 1 · bwd")
+        table = app.query_one("#eager-kernels DataTable")
+        tags = {str(table.get_row_at(i)[0]).split()[0] for i in range(table.row_count)}
+        assert tags == {"fwd", "bwd"}
+        await pilot.press("g")
+        await wait_for(pilot, lambda: phases() == {"forward"})
+        assert "fwd+bwd" not in status() and app.shown.backward is None
+
+    async def m_steps_the_compile_mode(pilot):
+        await wait_for(pilot, lambda: done_in("default"))
+        assert "reduce-overhead" not in status()
+        await pilot.press("m")
+        assert "reduce-overhead" in status(), "the status line says which, at once"
+        await wait_for(pilot, lambda: done_in("reduce-overhead"))
+        await pilot.pause(0.2)
+        assert str(app.query_one("#launch-change").render()).startswith("Δ default→reduce-overhead: launches 1→1")
+        assert "no CUDA graphs on the CPU" in str(app.query_one("#graphs").render())
+
+    async def a_save_changes_the_kernels(pilot):
+        await wait_for(pilot, lambda: "cpp_fused_add_relu_0" in compiled_names(app))
+        assert app.query_one("#eager-kernels", KernelTable).mode.launches == 2
+        target.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
+        await wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in compiled_names(app))
+        assert app.query_one("#eager-kernels", KernelTable).mode.launches == 3
+        assert not app.stale
+        # the why panes follow the selected compiled kernel: its line lit, its code shown
+        app.query_one("#compiled-kernels DataTable").focus()
+        await pilot.pause(0.2)
+        source_line = target.read_text().splitlines().index("    return (a + b).relu() * 2") + 1
+        await wait_for(pilot, lambda: app.query_one(SourcePane).lit == (source_line,), timeout=10)
+        shown = app.query_one(CodePane).kernel
+        assert shown.name == "cpp_fused_add_mul_relu_0" and "out_ptr0" in shown.code
+
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: done_in("default"))
-            assert "reduce-overhead" not in app.query_one("#status").render().plain
-            await pilot.press("m")
-            assert "reduce-overhead" in app.query_one("#status").render().plain, "the status line says which, at once"
-            await wait_for(pilot, lambda: done_in("reduce-overhead"))
-            await pilot.pause(0.2)
-            assert str(app.query_one("#launch-change").render()).startswith("Δ default→reduce-overhead: launches 1→1")
-            assert "no CUDA graphs on the CPU" in str(app.query_one("#graphs").render())
+            await g_forward_and_backward(pilot)
+            await m_steps_the_compile_mode(pilot)
+            await a_save_changes_the_kernels(pilot)
+            pids = app.session.worker_pids()
+            assert pids
         app.shutdown()
+        return pids
 
-    asyncio.run(scenario())
+    pids = asyncio.run(scenario())
+    time.sleep(0.5)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

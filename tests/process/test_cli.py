@@ -17,19 +17,6 @@ def kscope(*args, timeout=120):
     return subprocess.run([*kscope_cmd(), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-def test_once_json_on_the_seed_sample():
-    out = kscope(SAMPLES / "add_relu.py", "--once", "--json", "--device", "cpu")
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)  # stdout is the JSON and nothing else
-    assert report["schema"] == 10 and report["target"] == "add_relu" and report["device"] == "cpu"
-    assert report["eager"]["launches"] == 2
-    assert report["eager"]["bytes_read"] + report["eager"]["bytes_written"] == 20_000_000
-    assert report["compiled"]["launches"] == 1
-    assert report["compiled"]["bytes_read"] + report["compiled"]["bytes_written"] == 12_000_000
-    assert "fused_add_relu" in report["compiled"]["kernels"][0]["name"]
-    assert report["errors"] == []
-
-
 def test_once_prints_tables_and_the_summary_line():
     out = kscope(SAMPLES / "add_relu.py", "--once", "--device", "cpu")
     assert out.returncode == 0, out.stderr

@@ -30,11 +30,12 @@ from support.marked_processes import Marked, state
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.quiet,  # quitting within QUIT_WITHIN_S
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; sets a controlling terminal"),
 ]
 
 QUIT_WITHIN_S = 2.0
+"""Measured 0.05-0.38 s for the ten quits with two other test runs loading both cores: a bound that
+holds beside other tests, so these run in tests/run.py's parallel phase."""
 
 TARGET = '''
 import subprocess

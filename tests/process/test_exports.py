@@ -59,6 +59,19 @@ def trace_file(seed, mode: str):
 
 
 @pytest.mark.slow
+def test_once_json_on_the_seed_sample(seed):
+    """`--once --json` (the module's one run, with --trace-dir): stdout is the JSON and nothing else."""
+    report = seed.report
+    assert report["schema"] == 10 and report["target"] == "add_relu" and report["device"] == "cpu"
+    assert report["eager"]["launches"] == 2
+    assert report["eager"]["bytes_read"] + report["eager"]["bytes_written"] == EAGER_BYTES
+    assert report["compiled"]["launches"] == 1
+    assert report["compiled"]["bytes_read"] + report["compiled"]["bytes_written"] == COMPILED_BYTES
+    assert "fused_add_relu" in report["compiled"]["kernels"][0]["name"]
+    assert report["errors"] == []
+
+
+@pytest.mark.slow
 def test_markdown_of_the_seed_from_its_json(seed):
     report = report_from_dict(seed.report)  # what --json printed, read back
     md = report_markdown(report)

@@ -32,7 +32,8 @@ GONE_WITHIN_S = 3.5
 0.5 s for the kill itself (measured: all gone in 0.19-0.36 s)."""
 CLOSED_WITHIN_S = 1.5
 """docs/speakers.md: closing a tab stops its kscope and its workers within a second (measured in
-this test, printed), with half a second for a loaded machine."""
+this test, printed), with half a second for a loaded machine. With two other test runs loading both
+cores: 0.24-0.25 s to close a tab, 0.22-0.29 s for the server: so this runs in the parallel phase."""
 
 
 def free_port() -> int:
@@ -174,7 +175,6 @@ def test_usage_errors_are_found_before_serving(tmp_path):
     assert done.returncode == 2 and "missing.py: no such file" in done.stderr, done
 
 
-@pytest.mark.quiet
 @pytest.mark.parametrize("how", ["ctrl-c", "SIGTERM"])
 def test_each_tab_is_its_own_kscope_and_stopping_leaves_nothing(tmp_path, how):
     s = Served(tmp_path)
