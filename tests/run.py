@@ -17,10 +17,25 @@ NO_TESTS = 5
 """pytest's exit status when a phase selected nothing (a path given holds no quiet test, say)."""
 
 
+def _split_marks(argv: list[str]) -> tuple[str | None, list[str]]:
+    """The user's `-m EXPR` (or `-mEXPR`), if any, and the other arguments."""
+    rest, marks, args = [], None, iter(argv)
+    for arg in args:
+        if arg == "-m":
+            marks = next(args, "")
+        elif arg.startswith("-m") and not arg.startswith("--"):
+            marks = arg[2:]
+        else:
+            rest.append(arg)
+    return marks, rest
+
+
 def main(argv: list[str]) -> int:
+    marks, argv = _split_marks(argv)
+    within = f" and ({marks})" if marks else ""  # a user's -m narrows each phase, not replaces it
     phases = [
-        ("tests that time nothing, in parallel", ["-n", "auto", "-m", "not quiet"]),
-        ("tests that time something, one at a time", ["-m", "quiet"]),
+        ("tests that time nothing, in parallel", ["-n", "auto", "-m", f"not quiet{within}"]),
+        ("tests that time something, one at a time", ["-m", f"quiet{within}"]),
     ]
     statuses, started = [], time.perf_counter()
     for title, flags in phases:

@@ -269,7 +269,8 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
 
 def _saved(matches: list[CompiledKernel], firsts: float) -> int | None:
     """What a row's kernels write only for backward, `firsts` times a call (None: not known).
-    Which outputs are saved does not depend on the sizes a library call ran at."""
+    Which outputs are saved does not depend on the sizes a library call ran at (their bytes do:
+    the count is inductor's, at the sizes it compiled for)."""
     if not matches or any(k.bytes_saved is None for k in matches):
         return None
     return round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
@@ -322,7 +323,8 @@ def _kernel_rows(
             # a library call, or the body of a custom op eager never ran: from the shapes recorded
             # for its calls, as many as ran in each timed call
             read, written, _ = ran[graph, phase, name]
-            saved = _saved(matches, _first_of_each_owner(launches) / calls)
+            if not is_custom_op(launches[0].owner_name or ""):  # a body op's match is its custom op's call
+                saved = _saved(matches, _first_of_each_owner(launches) / calls)
         elif matches and all(k.bytes_read is not None for k in matches):
             # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
             # one library call may launch several kernels: its bytes go to its first.

@@ -119,7 +119,6 @@ def test_call_time_holds_what_the_call_does_and_kernel_time_only_its_kernels(tmp
     assert again["speedup"] == d
 
 
-@pytest.mark.quiet
 def test_the_verdict_is_what_a_call_costs_not_what_its_kernels_take():
     # kernels 20x faster compiled, but its call (guards, wrapper) costs 4x eager's: slower
     e_kernel, c_kernel = Samples((4.0, 4.2, 3.9)), Samples((0.2, 0.21, 0.19))

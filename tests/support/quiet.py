@@ -37,7 +37,12 @@ def held(quiet: bool):
     if files is None:
         yield
         return
-    turnstile, lock = (os.open(p, os.O_RDWR | os.O_CREAT, 0o600) for p in files)
+    turnstile = os.open(files[0], os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        lock = os.open(files[1], os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        os.close(turnstile)
+        raise
     try:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         if quiet:

@@ -19,3 +19,11 @@ def test_the_suite_fails_when_a_phase_fails(monkeypatch, statuses, status):
     monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or next(phases))
     assert run.main(["tests/unit"]) == status
     assert [c[-3:] for c in commands] == [["-m", "not quiet", "tests/unit"], ["-m", "quiet", "tests/unit"]]
+
+
+def test_a_users_marks_narrow_each_phase(monkeypatch):
+    commands = []
+    monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or 0)
+    assert run.main(["-m", "slow", "tests/process"]) == 0
+    assert [c[-3:] for c in commands] == [["-m", "not quiet and (slow)", "tests/process"],
+                                          ["-m", "quiet and (slow)", "tests/process"]]
