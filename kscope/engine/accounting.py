@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 import torch
 
-from kscope.engine.profiling import is_nonwork, record_events, synchronize
+from kscope.engine.profiling import is_nonwork, record_events
 from kscope.engine.traffic import TrafficMode, storages
 from kscope.report.place import Place, sorted_places
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
@@ -165,8 +165,7 @@ def outside_graphs(call, device, dispatched: Dispatched, timed: TraceSummary, la
     if options.cuda_graphs and device.type == "cuda":  # a replay under a dispatch mode: not tried
         return {}, []
     before = backend.graphs
-    done = account(call, device, CompiledTrafficMode(), dispatched)
-    synchronize(device)
+    done = account(call, device, CompiledTrafficMode(), dispatched)  # synchronized after the call
     if backend.graphs != before:  # guards failed under the mode: not the code that was timed
         return {}, ["compiled: the accounted call recompiled: launches outside the graphs take eager's bytes"]
 

@@ -103,8 +103,8 @@ def run_compiled(
         # (a cache hit kscope's store has no bytes for may have some: it is compiled again below)
         dependent = any(_data_dependent(g, store) or (g.code and g.nodes is None and store.get(g.code_hash) is None)
                         for g in reuse.graphs + list(fresh))
-        shapes = shape_call(call, device, dependent, timing.trace.only("c"), eager.per_launch, eager.dispatched)
         timed = timing.trace.only("c")
+        shapes = shape_call(call, device, dependent, timed, eager.per_launch, eager.dispatched)
         outside, outside_notes = outside_graphs(call, device, eager.dispatched, timed, timing.labels, backend, options)
     labels = {k: v for g in reuse.graphs + list(fresh) for k, v in template_labels(g.code).items()}
     for launch in timed.launches:  # a C++ template's kernel is known by its Python name

@@ -8,6 +8,7 @@ import os
 from dataclasses import replace
 
 from support.fixed_session import FixedSession, article_report
+from support.runs import run_ok
 
 from kscope.app.app import KscopeApp
 from kscope.app.export import export_report
@@ -54,12 +55,10 @@ def test_an_export_of_a_real_run_holds_traces_that_read_as_the_report_says(tmp_p
     # by kscope's trace reader: the seed's 2 launches eager and 1 compiled, per call
     from support.paths import SAMPLES
 
-    from kscope.engine.run import run
     from kscope.trace.file import trace_figures
     from kscope.trace.kernels import load_trace
 
-    report = run(RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2, n=1000, trace_dir=str(tmp_path / "runs")))
-    assert not report.errors, report.errors
+    report = run_ok(SAMPLES / "add_relu.py", n=1000, trace_dir=str(tmp_path / "runs"))
     folder = export_report(report, tmp_path / "exports", now=NOW)
     exported = report_from_dict(json.loads((folder / "report.json").read_text()))
     for mode in ("eager", "compiled"):

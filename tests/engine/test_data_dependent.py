@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import textwrap
 
+from support.runs import run_ok
+
 from kscope.engine.run import run
 from kscope.report.request import RunRequest
 
@@ -128,8 +130,7 @@ def test_a_custom_op_only_compiled_code_calls_is_counted_from_its_recorded_shape
     counts = [30, 2, 20, 12]
     path = tmp_path / "fallback.py"
     path.write_text(textwrap.dedent(FALLBACK))
-    r = run(RunRequest(str(path), None, "cpu", calls=2))
-    assert not r.errors, r.errors
+    r = run_ok(path)
     rows = {k.name: k for k in r.compiled.kernels}
     mm, body = rows["aten::mm"], rows["kstest::grouped"]
     assert mm.launches == 1 and (mm.bytes_read, mm.bytes_written) == (N * D * F32 + D * D * F32, N * D * F32)

@@ -17,13 +17,12 @@ import importlib.util
 
 import torch
 from support.paths import write_target
+from support.runs import run_ok
 
 from kscope.engine.accounting import align_twins
 from kscope.engine.eager import _unknown_notes
 from kscope.engine.inductor.capture import capture_inductor, configure_inductor
-from kscope.engine.run import run
 from kscope.report.model import Kernel
-from kscope.report.request import RunRequest
 from kscope.trace.kernels import Launch
 
 F32 = 4
@@ -61,8 +60,7 @@ def rows(mode, phase):
 
 def test_a_training_steps_eager_total_is_known_and_derived_from_the_shapes(tmp_path):
     path = write_target(tmp_path, STEP)
-    r = run(RunRequest(str(path), None, "cpu", calls=2))
-    assert not r.errors, r.errors
+    r = run_ok(path)
     x, y = B * D * F32, B * H * F32
     act = B * H * F32  # every activation and its gradient: (B, H)
     w1, b1, w2, b2 = H * D * F32, H * F32, H * H * F32, H * F32
@@ -120,8 +118,7 @@ def test_a_training_steps_compiled_total_is_inductors_count_per_graph_and_the_op
     path = write_target(tmp_path, STEP)
     counts = _inductors_counts(path)
     assert len(counts) == 3, counts  # forward (to the break at backward()), backward, the SGD step
-    r = run(RunRequest(str(path), None, "cpu", calls=2))
-    assert not r.errors, r.errors
+    r = run_ok(path)
     c = r.compiled
     assert c.bytes_read is not None and c.bytes_written is not None
     in_graphs = [k for k in c.kernels if k.kind in ("kernel", "extern")]
@@ -156,8 +153,7 @@ SDPA = """
 def test_an_in_place_op_only_run_where_no_dispatch_mode_is_on_is_a_launch_with_its_bytes(tmp_path):
     """Nothing else in the target runs `add_`: the mode never sees it, yet the timed call runs it."""
     path = write_target(tmp_path, SDPA)
-    r = run(RunRequest(str(path), None, "cpu", calls=2, no_grad=True))
-    assert not r.errors, r.errors
+    r = run_ok(path, no_grad=True)
     scores, mask = 2 * 2 * 16 * 16 * F32, 16 * 16 * F32
     (add,) = [k for k in r.eager.kernels if k.name.endswith("add_")]
     assert (add.name, add.launches) == ("aten::scaled_dot_product_attention › add_", 1)

@@ -27,6 +27,7 @@ import torch
 
 from kscope.engine.inductor.bytes import unbacked_symbols
 from kscope.engine.profiling import is_nonwork, record_labelled
+from kscope.trace.collectives import ELEMENT_BYTES
 from kscope.trace.kernels import (
     Dispatched,
     Launch,
@@ -35,12 +36,6 @@ from kscope.trace.kernels import (
     summarize,
 )
 
-ELEMENT = {
-    "float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "long int": 8, "int": 4,
-    "short int": 2, "signed char": 1, "unsigned char": 1, "bool": 1, "c10::complex<float>": 8,
-    "c10::complex<double>": 16,
-}
-"""Bytes per element of the dtype names the profiler records ("Input type")."""
 SCALAR_TYPE = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 8: 4, 9: 8, 10: 16, 11: 1, 15: 2}
 """Bytes per element of c10::ScalarType codes, as a factory op's dtype argument records them."""
 
@@ -70,7 +65,7 @@ def shape_call(
 def _tensors(args: dict) -> list[tuple[list[int], str]]:
     """The tensor arguments of a recorded op: (dims, dtype name), in order."""
     dims, types = args.get("Input Dims") or [], args.get("Input type") or []
-    return [(d, t) for d, t in zip(dims, types) if t in ELEMENT]
+    return [(d, t) for d, t in zip(dims, types) if t in ELEMENT_BYTES]
 
 
 def op_bytes(name: str, args: dict | None) -> tuple[int, int] | None:
@@ -85,14 +80,14 @@ def op_bytes(name: str, args: dict | None) -> tuple[int, int] | None:
         return None
     op = name.removeprefix("aten::")
     tensors = _tensors(args)
-    size = lambda t: math.prod(t[0]) * ELEMENT[t[1]]
+    size = lambda t: math.prod(t[0]) * ELEMENT_BYTES[t[1]]
     if op in ("mm", "bmm", "addmm", "baddbmm"):
         operands = tensors[:3] if op in ("addmm", "baddbmm") else tensors[:2]
         if len(operands) < (3 if op in ("addmm", "baddbmm") else 2):
             return None
         a, b = operands[-2], operands[-1]
         out = [*a[0][:-1], b[0][-1]]
-        return sum(size(t) for t in operands), math.prod(out) * ELEMENT[a[1]]
+        return sum(size(t) for t in operands), math.prod(out) * ELEMENT_BYTES[a[1]]
     if op in ("zeros", "ones", "full"):
         concrete = args.get("Concrete Inputs") or []
         try:
@@ -101,7 +96,7 @@ def op_bytes(name: str, args: dict | None) -> tuple[int, int] | None:
         except (ValueError, IndexError, KeyError):
             return None
         if dtype is None:
-            dtype = torch.empty((), dtype=torch.get_default_dtype()).element_size()
+            dtype = torch.get_default_dtype().itemsize
         return 0, math.prod(shape) * dtype
     if op in ("zero_", "fill_") and tensors:
         return 0, size(tensors[0])
