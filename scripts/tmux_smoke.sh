@@ -297,9 +297,9 @@ show "final screen before quitting"
 
 STEP="quit"
 record_descendants
-workers="$(grep -F "kscope.worker.child" "$SEEN" | awk '{print $1}' | tr '\n' ' ')"
-[ -n "$workers" ] || fail "never saw a kscope.worker.child process under pid $APP_PID"
-log "processes kscope started during the run (kscope.worker.child pids: $workers):"
+workers="$(grep -F "kscope.worker.forkserver" "$SEEN" | awk '{print $1}' | tr '\n' ' ')"
+[ -n "$workers" ] || fail "never saw a kscope.worker.forkserver process (the fork server, its workers) under pid $APP_PID"
+log "processes kscope started during the run (kscope.worker.forkserver pids: $workers):"
 cut -c1-150 "$SEEN" | sed 's/^/        /'
 tm send-keys -t "$SESSION" q
 quit_start=$(date +%s.%N 2>/dev/null || date +%s)

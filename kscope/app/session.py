@@ -27,6 +27,7 @@ from kscope.worker.client import (
     run_timeout,
     set_priority,
 )
+from kscope.worker.forks import ForkServer
 
 POLL_S = 0.05
 SHOWN_POLL_S = 0.005
@@ -66,6 +67,7 @@ class LiveSession:
         self._stopping = False
         self._thread = threading.Thread(target=self._main, name="kscope-session", daemon=True)
         self._workers: list[Worker] = []  # [current, spare?]
+        self._forks: ForkServer | None = None  # every worker is forked warm from it
         self.restarts = 0
         self._shown = 0  # the latest run whose eager half the app has drawn
         self._sweeps: dict[int, SweepOptions] = {}  # run id -> sweep options, for the runs that are sweeps
@@ -108,22 +110,31 @@ class LiveSession:
             self._cond.notify_all()
         for w in list(self._workers):
             w.kill()
+        if self._forks is not None:
+            self._forks.close()
 
     def worker_pids(self) -> list[int]:
-        return [w.proc.pid for w in self._workers if w.proc is not None and w.proc.poll() is None]
+        return [w.proc.pid for w in self._workers if w.proc is not None and w.proc.pid is not None and w.proc.poll() is None]
 
     # --- the session thread ----------------------------------------------------------------------
 
-    def _spawn(self) -> Worker:
+    def _output(self) -> int:
+        """A pipe whose text goes to the output pane; its write end."""
         read_end, write_end = os.pipe()
-        worker = Worker(stdout=write_end, stderr=write_end, warm=True)
-        worker.start()  # from this long-lived thread: the worker's death signal follows it
-        os.close(write_end)
 
         def emit_log(text: str) -> None:
             self.emit(SessionEvent("log", text=text))
 
         threading.Thread(target=pump_output, args=(read_end, emit_log), daemon=True, name="kscope-logs").start()
+        return write_end
+
+    def _spawn(self, nice: int = 0) -> Worker:
+        if self._forks is None:  # its output (a torch that fails to import) goes to the pane too
+            self._forks = ForkServer(self._output())
+        write_end = self._output()
+        worker = Worker(stdout=write_end, warm=True, forks=self._forks, nice=nice)
+        worker.start()  # from this long-lived thread: the fork server's death signal follows it
+        os.close(write_end)
         return worker
 
     def _ready_worker(self) -> Worker:
@@ -181,9 +192,7 @@ class LiveSession:
         priority, so its start-up (torch import, inductor warm-up) does not skew the timings of
         the runs the current worker is making meanwhile."""
         if len(self._workers) < 2 and not self._stopping:
-            spare = self._spawn()
-            set_priority(spare, SPARE_NICE)
-            self._workers.append(spare)
+            self._workers.append(self._spawn(nice=SPARE_NICE))
 
     def _main(self) -> None:
         self.emit(SessionEvent("starting"))

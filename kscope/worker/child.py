@@ -1,6 +1,7 @@
 """The worker process: imports torch once, then runs one request after another.
 
-Started by worker.client as `python -m kscope.worker.child REQUEST_FD RESULT_FD`. Requests and
+Started by worker.client as `python -m kscope.worker.child REQUEST_FD RESULT_FD` (--once), or forked
+from worker.forkserver, already warm (the live app). Requests and
 results are JSON lines on their own pipes (worker.protocol), so whatever the user's code prints
 (on fd 1 and 2, which the parent points wherever it likes) can never corrupt them, and `input()`
 in user code reads an empty stdin instead of kscope's requests.
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 from kscope.report.request import SweepRequest
 from kscope.worker.lifetime import die_with_parent
@@ -61,8 +63,9 @@ OUTPUT_DRAIN_S = 0.5
 """At exit, how long the output threads may take to pass on what is left."""
 
 
-def _filter_output() -> None:
-    """Route fds 1 and 2 through a thread that drops torch's profiler chatter line by line."""
+def _filter_output() -> Callable[[], None]:
+    """Route fds 1 and 2 through a thread that drops torch's profiler chatter line by line; the
+    function that passes on what is left at exit."""
     pumps: list[tuple[int, int, threading.Thread]] = []
     for fd in (1, 2):
         read_end, write_end = os.pipe()
@@ -101,7 +104,7 @@ def _filter_output() -> None:
         for _, _, thread in pumps:
             thread.join(max(0.0, deadline - time.monotonic()))
 
-    atexit.register(drain)
+    return drain
 
 
 SHOWN_WAIT_S = 0.5
@@ -125,10 +128,24 @@ def _wait_until_shown(requests, rid) -> None:
 
 def main(argv: list[str]) -> int:
     die_with_parent()
-    _filter_output()
+    return serve(int(argv[0]), int(argv[1]), warm="--warm" in argv)
+
+
+def serve(request_fd: int, result_fd: int, warm: bool, drain_at_exit: bool = True) -> int:
+    """Answer requests until the client closes the request pipe. A fresh process's (main) or a
+    worker forked from worker.forkserver, which drains the output itself (drain_at_exit=False)."""
+    drain = _filter_output()
+    if drain_at_exit:
+        atexit.register(drain)
+    try:
+        return _serve(request_fd, result_fd, warm)
+    finally:
+        if not drain_at_exit:
+            drain()
+
+
+def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-    request_fd, result_fd = int(argv[0]), int(argv[1])
-    warm = "--warm" in argv
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     results = os.fdopen(result_fd, "w", encoding="utf-8")
 

@@ -15,6 +15,7 @@ import time
 from typing import IO
 
 from kscope.report.request import RunRequest, SweepRequest
+from kscope.worker.forks import Forked, ForkServer
 from kscope.worker.protocol import Message, read_message, request_line, shown_line
 
 STARTUP_TIMEOUT_S = 180.0
@@ -39,9 +40,13 @@ def describe_exit(returncode: int | None) -> str:
 
 
 class Worker:
-    def __init__(self, stdout: int | IO | None = None, stderr: int | IO | None = None, warm: bool = False):
-        self.stdout, self.stderr, self.warm = stdout, stderr, warm
-        self.proc: subprocess.Popen | None = None
+    """A fresh `python -m kscope.worker.child` (--once), or one forked warm from `forks` (the live
+    app; `stdout` is then an fd, which takes stderr too, and `nice` its CPU priority)."""
+
+    def __init__(self, stdout: int | IO | None = None, stderr: int | IO | None = None, warm: bool = False,
+                 forks: ForkServer | None = None, nice: int = 0):
+        self.stdout, self.stderr, self.warm, self.forks, self.nice = stdout, stderr, warm, forks, nice
+        self.proc: subprocess.Popen | Forked | None = None
         self._requests: IO | None = None
         self._results_fd: int | None = None
         self._buffer = b""
@@ -51,6 +56,18 @@ class Worker:
     def start(self) -> None:
         req_r, req_w = os.pipe()
         res_r, res_w = os.pipe()
+        if self.forks is not None:
+            assert isinstance(self.stdout, int)
+            self.proc = self.forks.fork((req_r, res_w, self.stdout), self.nice)
+        else:
+            self._popen(req_r, res_w)
+        os.close(req_r)
+        os.close(res_w)
+        self._requests = os.fdopen(req_w, "w", encoding="utf-8")
+        self._results_fd = res_r
+        self._buffer = b""
+
+    def _popen(self, req_r: int, res_w: int) -> None:
         argv = [sys.executable, "-m", "kscope.worker.child", str(req_r), str(res_w)]
         if self.warm:
             argv.append("--warm")
@@ -62,11 +79,6 @@ class Worker:
             stderr=self.stderr,
             start_new_session=True,
         )
-        os.close(req_r)
-        os.close(res_w)
-        self._requests = os.fdopen(req_w, "w", encoding="utf-8")
-        self._results_fd = res_r
-        self._buffer = b""
 
     @property
     def results_fd(self) -> int | None:
@@ -128,7 +140,7 @@ class Worker:
 
     def signal_group(self, signum: int) -> None:
         """Send a signal to the worker and everything it started (SIGSTOP / SIGCONT to pause)."""
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None and self.proc.pid is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signum)
             except (ProcessLookupError, PermissionError):
@@ -138,6 +150,8 @@ class Worker:
         """Stop the worker and everything it started, now."""
         if self.proc is not None and self.proc.poll() is None:
             try:
+                if self.proc.pid is None:
+                    raise ProcessLookupError  # a fork still to come: Forked.kill stops it on arrival
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()

@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.marked_processes import Marked, state
+from support.marked_processes import Marked, is_worker, state
 
 pytestmark = [
     pytest.mark.slow,
@@ -128,7 +128,7 @@ class Kscope(Marked):
             cmds = list(self.processes().values())
             return (
                 b"done in" in self.screen
-                and sum("kscope.worker.child" in c for c in cmds) == 2
+                and len(self.workers()) == 2
                 and any("compile_worker" in c for c in cmds)
                 and any(c.startswith("sleep 600") for c in cmds)
             )
@@ -178,7 +178,7 @@ def test_quitting_leaves_no_process_behind(tmp_path, how, busy):
             time.sleep(0.5)  # well inside the run
         before = dict(k.processes())
         if busy:  # the spare is frozen (SIGSTOP) while a run is timed: it must go too
-            assert any(state(pid) == "T" and "kscope.worker.child" in cmd for pid, cmd in before.items()), before
+            assert any(state(pid) == "T" and is_worker(pid, cmd) for pid, cmd in before.items()), before
         mark = len(k.screen)
         _quit(k, how)
         took, left = k.gone_within(QUIT_WITHIN_S + 3)

@@ -79,9 +79,6 @@ class Served(Marked):
     def apps(self) -> list[int]:
         return [pid for pid, cmd in self.processes().items() if " -m kscope " in cmd + " " and " serve " not in cmd]
 
-    def workers(self) -> list[int]:
-        return [pid for pid, cmd in self.processes().items() if "kscope.worker.child" in cmd]
-
     def wait(self, condition, what: str, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
         while not condition():

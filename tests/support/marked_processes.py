@@ -18,6 +18,21 @@ def state(pid: int) -> str | None:
         return None
 
 
+WORKER_COMMAND = "kscope.worker.forkserver"
+"""The command line of the fork server and of each worker forked from it..."""
+WORKER_NAME = "kscope-worker"
+"""...which the workers' names (/proc/PID/comm) tell apart."""
+
+
+def is_worker(pid: int, cmd: str) -> bool:
+    """A live app's worker (not its fork server)."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return WORKER_COMMAND in cmd and f.read().strip() == WORKER_NAME
+    except OSError:
+        return False
+
+
 class Marked:
     """A test's process (`proc`), started with `marker` ("KEY=VALUE") in its environment."""
 
@@ -43,6 +58,9 @@ class Marked:
             if state(int(entry)) not in (None, "Z"):
                 found[int(entry)] = cmd
         return found
+
+    def workers(self) -> list[int]:
+        return [pid for pid, cmd in self.processes().items() if is_worker(pid, cmd)]
 
     def gone_within(self, seconds: float) -> tuple[float, dict[int, str]]:
         """Seconds until `proc` and everything it started had exited, or what was left."""

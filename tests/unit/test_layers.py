@@ -30,8 +30,8 @@ ALLOWED = {
 }
 """Layer -> the layers it may import from."""
 
-ENGINE_SIDE = {"kscope.worker.child", "kscope.worker.ranks"}
-"""The only modules outside engine/ that may import it: the worker process and its ranks."""
+ENGINE_SIDE = {"kscope.worker.child", "kscope.worker.forkserver", "kscope.worker.ranks"}
+"""The only modules outside engine/ that may import it: the worker process, its fork server and its ranks."""
 
 
 def modules() -> dict[str, Path]:

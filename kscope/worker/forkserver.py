@@ -1,0 +1,164 @@
+"""The live app's warm parent of workers: imports torch and warms inductor once, then forks a
+worker for each request (the app's first worker, its spare, each replacement after a crash or a
+timeout), so a new worker is ready in about 0.1 s instead of a fresh process's 5-7 s of torch
+import and inductor warm-up (benchmarks/worker_start.py).
+
+Started by worker.forks as `python -m kscope.worker.forkserver SOCKET_FD`; it talks to the app over
+that AF_UNIX SOCK_SEQPACKET socket, a message a packet:
+
+    app -> server   b"fork ID NICE" with three fds attached: the worker's request pipe (read end),
+                    its result pipe (write end), and where its stdout and stderr go
+    server -> app   b"ready"             torch imported, inductor warm: requests are read now
+                    b"forked ID PID"     the worker for request ID is process PID
+                    b"exit PID CODE"     it ended (CODE as subprocess's returncode: -N for signal N)
+
+Forking is safe here because nothing has run in this process but imports and one tiny compile on
+the CPU in one thread: no OpenMP pool, no CUDA context (OpenBLAS's thread re-forms in the child),
+no inductor compile pool (compile_threads is 1 here and restored in the child). Each worker gets a
+session of its own (the app stops it with everything it started by its process group) and dies with
+this process, which dies with the app (worker.lifetime) or when the app closes the socket.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import sys
+import traceback
+import warnings
+
+from kscope.worker.lifetime import die_with_parent
+
+FDS_PER_WORKER = 3
+WORKER_NAME = b"kscope-worker"
+"""A forked worker's name in ps and top (its command line is still this server's)."""
+
+
+def _name_process(name: bytes) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(15, name, 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
+def _returncode(status: int) -> int:
+    return os.waitstatus_to_exitcode(status)
+
+
+def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int]) -> None:
+    """In the forked child: the worker's own session and fds, then worker.child's loop; never returns."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in close:
+            os.close(fd)
+        os.setsid()
+        die_with_parent()  # its parent is this server
+        _name_process(WORKER_NAME)
+        request_fd, result_fd, output_fd = fds
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        os.close(output_fd)
+        if nice:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+        import torch._inductor.config as ic
+
+        ic.compile_threads = compile_threads
+        from kscope.worker.child import serve
+
+        code = serve(request_fd, result_fd, warm=True, drain_at_exit=False)
+    except SystemExit as e:  # user code calling sys.exit() ends the worker, as in a fresh process
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)  # never back into the server's loop (nor its atexit handlers)
+
+
+def _warm() -> int:
+    """Import and warm what every worker needs; inductor's compile_threads, to restore in each worker."""
+    import torch._inductor.config as ic
+
+    from kscope.engine.inductor.capture import configure_inductor
+    from kscope.engine.run import run  # noqa: F401  imports torch
+    from kscope.worker.child import warm_inductor
+
+    configure_inductor()
+    compile_threads = ic.compile_threads
+    ic.compile_threads = 1  # no pool of compile processes (and their threads) to fork with
+    warm_inductor()  # inductor's first-compile cost and its CPU probes, paid once for every worker
+    return compile_threads
+
+
+def main(argv: list[str]) -> int:
+    die_with_parent()
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    warnings.filterwarnings("ignore", message=".*use of fork.*", category=DeprecationWarning)
+    sock = socket.socket(fileno=int(argv[0]))
+    compile_threads = _warm()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)  # a child's exit wakes the select below
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: set[int] = set()
+    try:
+        sock.send(b"ready")
+        while True:
+            readable, _, _ = select.select([sock, wake_r], [], [], 1.0)
+            if wake_r in readable:
+                os.read(wake_r, 4096)
+            _reap(children, sock)
+            if sock not in readable:
+                continue
+            message, fds, _, _ = socket.recv_fds(sock, 256, FDS_PER_WORKER)
+            if not message:  # the app has gone
+                return 0
+            _, request_id, nice = message.split()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _become_worker(fds, int(nice), compile_threads, [sock.fileno(), wake_r, wake_w])
+            children.add(pid)
+            for fd in fds:
+                os.close(fd)
+            sock.send(b"forked %s %d" % (request_id, pid))
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+    finally:  # stop the workers and reap them: a zombie left to an init that never reaps stays
+        for pid in children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _reap(children: set[int], sock: socket.socket) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        sock.send(b"exit %d %d" % (pid, _returncode(status)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
