@@ -55,9 +55,11 @@ class LiveSession:
     """Runs `request` in a warm worker each time it is asked to, one at a time, the newest first;
     says what happens through `emit` (called on the session's own threads, never the UI's).
     `request` may be replaced between runs (keys g, n, m); `trace_root` keeps each run's traces
-    (see run_trace_dir)."""
+    (see run_trace_dir). The workers are forked from `forks` if given (a fork server others share,
+    left running at stop), else from a fork server of the session's own."""
 
-    def __init__(self, request: RunRequest, emit: Callable[[SessionEvent], None], trace_root: str | None = None):
+    def __init__(self, request: RunRequest, emit: Callable[[SessionEvent], None], trace_root: str | None = None,
+                 forks: ForkServer | None = None):
         self.request, self.emit, self.trace_root = request, emit, trace_root
         self._wanted = 0  # id of the latest requested run
         self._last_request_at = float("-inf")
@@ -67,7 +69,7 @@ class LiveSession:
         self._stopping = False
         self._thread = threading.Thread(target=self._main, name="kscope-session", daemon=True)
         self._workers: list[Worker] = []  # [current, spare?]
-        self._forks: ForkServer | None = None  # every worker is forked warm from it
+        self._forks, self._own_forks = forks, forks is None  # every worker is forked warm from it
         self.restarts = 0
         self._shown = 0  # the latest run whose eager half the app has drawn
         self._sweeps: dict[int, SweepOptions] = {}  # run id -> sweep options, for the runs that are sweeps
@@ -110,7 +112,7 @@ class LiveSession:
             self._cond.notify_all()
         for w in list(self._workers):
             w.kill()
-        if self._forks is not None:
+        if self._forks is not None and self._own_forks:
             self._forks.close()
 
     def worker_pids(self) -> list[int]:

@@ -11,6 +11,7 @@ from support.fixed_session import (
     backward_report,
     graph_break_report,
 )
+from support.forks import shared_session
 from support.paths import SAMPLES
 from support.pilot import compiled_names, fixed_app, wait_for
 
@@ -80,7 +81,7 @@ def test_g_m_and_a_save_each_change_what_the_screen_shows(tmp_path):
     panes follow the selected compiled kernel. Quitting leaves no worker behind."""
     target = tmp_path / "add_relu.py"
     shutil.copy(SAMPLES / "add_relu.py", target)
-    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3))
+    app = KscopeApp(RunRequest(str(target), None, "cpu", timeout=60.0, calls=3), session_factory=shared_session())
 
     def phases():
         table = app.query_one("#compiled-kernels", KernelTable)

@@ -8,6 +8,7 @@ import asyncio
 import time
 
 import pytest
+from support.forks import shared_session
 from support.pilot import compiled_names, wait_for
 
 from kscope.app.app import KscopeApp
@@ -32,7 +33,7 @@ def test_a_save_of_the_imported_file_reruns_and_is_named(tmp_path):
     (tmp_path / "bench.py").write_text(BENCH)
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "notes.py").write_text("x = 1\n")
-    app = KscopeApp(RunRequest(str(tmp_path / "bench.py"), None, "cpu", timeout=60.0, calls=2))
+    app = KscopeApp(RunRequest(str(tmp_path / "bench.py"), None, "cpu", timeout=60.0, calls=2), session_factory=shared_session())
 
     def status() -> str:
         return app.query_one("#status").render().plain

@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 from support.fixed_session import FixedSession, article_report
+from support.forks import shared_session
 from support.paths import SAMPLES
 from support.pilot import compiled_names, wait_for
 
@@ -32,7 +33,7 @@ def test_z_queues_then_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp
     shutil.copy(SAMPLES / "add_relu.py", target)
     spec = RunRequest(str(target), None, "cpu", timeout=60.0, calls=3)
     sweep = SweepOptions(sizes=(100, 1000), budget_s=60.0, static=False)
-    app = KscopeApp(spec, sweep=sweep)
+    app = KscopeApp(spec, sweep=sweep, session_factory=shared_session())
 
     async def scenario():
         async with app.run_test(size=(120, 40)) as pilot:

@@ -1,5 +1,5 @@
 """Faults of the worker under the live app: a hang, a crash, a kill from outside (busy or idle),
-a worker that cannot start; each restarts the worker and the next save works."""
+the fork server killed, a worker that cannot start; each restarts the worker and the next save works."""
 
 from __future__ import annotations
 
@@ -65,6 +65,16 @@ def test_hangs_crashes_and_kills_restart_the_worker_and_the_next_save_works(tmp_
         assert said <= IDLE_NOTICE_S, f"the idle worker's death was said {said:.2f} s after the kill (noticed at {noticed:.2f} s)"
         live.assert_recovered("killed while idle", await live.save(GOOD, what="the save after the kill"))
 
+        # The fork server killed from outside: its workers die with it (worker.lifetime), the
+        # session starts a new server, and the next save works.
+        server, workers = live.app.session._forks.proc.pid, live.app.session.worker_pids()
+        restarts = live.app.session.restarts
+        os.kill(server, signal.SIGKILL)
+        await live.until(lambda: live.app.session.restarts > restarts, "a restart after the fork server's death", 10)
+        await live.until(lambda: not any(alive(pid) for pid in [server, *workers]), "the server and its workers gone", 10)
+        live.assert_recovered("fork server killed", await live.save(GOOD, what="the save after the server's death"))
+        assert live.app.session._forks.proc.pid != server
+
     drive(Live(tmp_path, timeout=TIMEOUT_S), scenario)
 
 
@@ -112,4 +122,4 @@ def test_a_worker_that_cannot_start_is_reported_and_retried_at_the_next_save(tmp
         report = await live.save(GOOD, what="the report after the fix")
         assert not report.errors and report.eager.launches == 2 and live.banner() == ""
 
-    drive(Live(work), scenario)
+    drive(Live(work, own_forks=True), scenario)  # the app's own fork server is the one that cannot start

@@ -22,6 +22,7 @@ from kscope.app.app import KscopeApp
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.log import LogPane
 from kscope.report.request import RunRequest
+from support.forks import shared_session
 from support.paths import SAMPLES
 
 GOOD = (SAMPLES / "add_relu.py").read_text()
@@ -41,14 +42,17 @@ def line_in(text: str, needle: str) -> int:
 
 class Live:
     """A KscopeApp on a real worker, with probes: the reports that reached the panes (by run id)
-    and every SessionEvent the session emitted."""
+    and every SessionEvent the session emitted. Its workers are forked from the tests' shared fork
+    server (support/forks.py), or from the app's own with `own_forks`."""
 
-    def __init__(self, folder: Path, *, target: str | None = None, timeout: float = 60.0, source: str = GOOD):
+    def __init__(self, folder: Path, *, target: str | None = None, timeout: float = 60.0, source: str = GOOD,
+                 own_forks: bool = False):
         self.folder = folder
         self.path = folder / "target.py"
         self.path.write_text(source)
         self.written: str | bytes = source  # what the test saved last
-        self.app = KscopeApp(RunRequest(str(self.path), target, "cpu", timeout=timeout, calls=2))
+        self.app = KscopeApp(RunRequest(str(self.path), target, "cpu", timeout=timeout, calls=2),
+                             **({} if own_forks else {"session_factory": shared_session()}))
         self.events = []
         self.finished: dict[int, object] = {}
         self.pids: set[int] = set()  # every worker process seen
