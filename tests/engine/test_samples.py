@@ -3,7 +3,9 @@
 Each sample teaches one thing and its docstring says what kscope will show: launch counts eager
 and compiled, graphs and breaks, which ops one generated kernel fuses, a library matmul. Every
 expected number is derived here from the sample's code and the shapes of its inputs (made by its
-own `inputs()`), never copied from kscope's output. A sample without a check here fails.
+own `inputs()`), never copied from kscope's output. A sample without a check here fails; the two
+that need a process group are checked on each of two ranks by tests/process/test_distributed.py
+(support/rank_claims.py).
 
 Not asserted: compiled bytes (their accounting is pinned by tests/engine/test_truth.py, the article's
 case included); eager rows by name (a composite op may be shown as `aten::linear › mm`): counts,
@@ -17,12 +19,12 @@ import re
 
 import pytest
 from support.paths import SAMPLES, at, line_of
+from support.rank_claims import RANK_CLAIMS
 
 from kscope.engine.run import run
 from kscope.report.compile import CompileOptions
 from kscope.report.place import Place
 from kscope.report.request import RunRequest
-from kscope.worker.ranks import run_ranks
 
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.py"))
 
@@ -228,23 +230,7 @@ def check_linear_frozen(r, path, inputs):
     assert trip.bytes == x.shape[0] * 1024 * x.element_size()
 
 
-def check_allreduce(report, path, inputs):
-    # one all_reduce of the 1,000,000 fp32 between two generated kernels, its bytes apart from theirs
-    (c,) = report.compiled.collectives
-    assert (c.count, c.bytes) == (1, 4_000_000)
-    assert [k.bytes_total for k in report.compiled.kernels] == [8_000_000, 8_000_000]
-    assert (c.after, c.before) == tuple(k.name for k in report.compiled.kernels)
-
-
-def check_ddp_mlp(report, path, inputs):
-    # every gradient in DDP's first bucket: one all_reduce of the 49,472 fp32 parameters in backward
-    (c,) = report.eager.collectives
-    assert (c.count, c.bytes, c.phase) == (1, 197_888, "backward")
-
-
 CLAIMS = {
-    "allreduce.py": check_allreduce,
-    "ddp_mlp.py": check_ddp_mlp,
     "add_relu.py": check_add_relu,
     "chain.py": check_chain,
     "graph_break.py": check_graph_break,
@@ -258,8 +244,6 @@ CLAIMS = {
     "train_step.py": check_train_step,
 }
 SWITCHES = {
-    "allreduce.py": {"nproc": 1, "timeout": 120.0},  # a process group of one rank (test_distributed: two)
-    "ddp_mlp.py": {"nproc": 1, "timeout": 120.0, "backward": True},
     "train_mlp.py": {"backward": True},
     "linear_frozen.py": {"no_grad": True, "compile": CompileOptions(options={"freezing": True})},
 }
@@ -268,17 +252,19 @@ SWITCHES = {
 
 def test_every_claim_check_has_its_sample():
     assert SAMPLE_FILES, f"no samples in {SAMPLES}"
-    assert not set(CLAIMS) - set(SAMPLE_FILES), f"checks for samples that are gone: {set(CLAIMS) - set(SAMPLE_FILES)}"
+    checked = set(CLAIMS) | set(RANK_CLAIMS)
+    assert not checked - set(SAMPLE_FILES), f"checks for samples that are gone: {checked - set(SAMPLE_FILES)}"
+    assert not set(CLAIMS) & set(RANK_CLAIMS)
 
 
-@pytest.mark.parametrize("name", SAMPLE_FILES)
+@pytest.mark.parametrize("name", [n for n in SAMPLE_FILES if n not in RANK_CLAIMS])  # those: test_distributed.py
 def test_sample_does_what_its_docstring_says(name):
     check = CLAIMS.get(name)
     assert check, f"samples/{name} has no check of its docstring's claim: add one to CLAIMS in {__file__}"
     path = SAMPLES / name
     assert path.read_text().startswith('"""'), f"samples/{name}: no docstring saying what it teaches"
     request = RunRequest(str(path), None, "cpu", calls=2, **SWITCHES.get(name, {}))
-    report = run_ranks(request) if request.nproc else run(request)
+    report = run(request)
     assert not report.errors, report.errors
     assert report.eager is not None and report.compiled is not None
-    check(report, path, None if request.nproc else sample_inputs(path))  # inputs() needs the ranks' group
+    check(report, path, sample_inputs(path))

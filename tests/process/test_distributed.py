@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from support.paths import REPO
+from support.rank_claims import RANK_CLAIMS
 
 from kscope.report.codec import report_from_dict, report_to_dict
 
@@ -163,6 +164,15 @@ def test_folder_of_rank_traces(allreduce, tmp_path):
     table = subprocess.run([sys.executable, "-m", "kscope", str(tmp_path)], capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}, cwd=ROOT, timeout=60)
     assert "c10d::allreduce_" in table.stdout and "4.0 MB" in table.stdout
+
+
+@pytest.mark.parametrize("sample, fixture", [("allreduce.py", "allreduce"), ("ddp_mlp.py", "ddp")])
+def test_the_distributed_samples_do_what_their_docstrings_say_on_each_rank(sample, fixture, request):
+    run = request.getfixturevalue(fixture)
+    assert run.proc.returncode == 0 and not run.report.errors, run.proc.stderr[-3000:]
+    assert [r.rank for r in run.report.ranks] == [0, 1]
+    for rank in run.report.ranks:
+        RANK_CLAIMS[sample](rank)
 
 
 def test_ddp_backward_all_reduces_the_gradients_in_one_bucket(ddp):

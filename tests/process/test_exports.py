@@ -46,12 +46,30 @@ def table_rows(markdown: str) -> dict[str, list[str]]:
     return rows
 
 
+UI_LIBRARIES = ("textual", "watchdog", "rich")
+"""A GPU machine may have torch but none of these: the headless path must not import them."""
+
+
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory):
-    traces = tmp_path_factory.mktemp("exports") / "not" / "made" / "yet"
-    out = kscope(SEED, "--once", "--device", "cpu", "--trace-dir", traces, "--json")
-    assert out.returncode == 0, out.stderr
-    return SimpleNamespace(report=json.loads(out.stdout), traces=traces)
+    """The module's one run: `--once --json --trace-dir` on the seed, with the UI libraries blocked
+    (each one on PYTHONPATH raises ImportError), in kscope's process and so in its worker."""
+    folder = tmp_path_factory.mktemp("exports")
+    traces = folder / "not" / "made" / "yet"
+    blocked = folder / "blocked"
+    for name in UI_LIBRARIES:
+        (blocked / name).mkdir(parents=True)
+        (blocked / name / "__init__.py").write_text(f"raise ImportError('{name} is blocked for this test')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), os.environ.get("PYTHONPATH", "")])}
+    out = kscope(SEED, "--once", "--device", "cpu", "--trace-dir", traces, "--json", env=env)
+    return SimpleNamespace(out=out, report=json.loads(out.stdout) if out.returncode == 0 else None, traces=traces)
+
+
+@pytest.mark.slow
+def test_the_headless_path_needs_no_textual_watchdog_or_rich(seed):
+    assert seed.out.returncode == 0, seed.out.stderr
+    assert not [line for line in seed.out.stderr.splitlines() if "is blocked for this test" in line]
+    assert seed.report["compiled"]["launches"] == 1
 
 
 def trace_file(seed, mode: str):
