@@ -19,6 +19,16 @@ def _private_cache(tmp_path_factory):
     yield
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests of a module that share a module-scoped fixture (one real run that several tests
+    read) go to one pytest-xdist worker (tests/run.py: --dist loadgroup), so that run happens once:
+    spread over two workers, test_distributed's 20 s run happened twice."""
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        if defs and any(d[-1].scope == "module" for d in defs.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{quiet.MARK}: times something against the clock: runs while no other test runs (support/quiet.py)")
 

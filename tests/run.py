@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     marks, argv = _split_marks(argv)
     within = f" and ({marks})" if marks else ""  # a user's -m narrows each phase, not replaces it
     phases = [
-        ("tests that time nothing, in parallel", ["-n", "auto", "-m", f"not quiet{within}"]),
+        ("tests that time nothing, in parallel", ["-n", "auto", "--dist", "loadgroup", "-m", f"not quiet{within}"]),
         ("tests that time something, one at a time", ["-m", f"quiet{within}"]),
     ]
     statuses, started = [], time.perf_counter()

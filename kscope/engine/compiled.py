@@ -132,7 +132,12 @@ def run_compiled(
             if values:
                 bytes_of[i] = g.kernel_bytes_at(target, values)
                 kernels_of[i] = _kernels(g, bytes_of[i], backend)
-        ran_rows = row_bytes(shapes, lambda x: _row_key(x, shape_graph, phases))
+        # Only where inductor's count is not the call's: a graph whose sizes are data-dependent, a
+        # custom op's body. Elsewhere inductor's count stands (after _fill_bytes, a cache hit's too):
+        # the recorded shapes cannot tell one tensor passed twice (addmm(g, g, w)) from two.
+        at_ran = {i for i, g in enumerate(graphs) if _data_dependent(g, store)}
+        ran_rows = row_bytes(shapes, lambda x: _row_key(x, shape_graph, phases),
+                             lambda x: is_custom_op(x.composite or "") or shape_graph.get((x.call, x.region)) in at_ran)
     kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases, ran_rows)
     ran = launch_graphs(timed, graphs, kernels_of)
     facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)

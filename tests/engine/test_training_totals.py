@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
 import torch
 from support.paths import write_target
 from support.runs import run_ok
@@ -54,13 +55,21 @@ STEP = f"""
     """
 
 
+@pytest.fixture(scope="module")
+def step(tmp_path_factory):
+    """Inductor's own count of each graph of the step, and the step's one run, whose eager half and
+    compiled half the next two tests check."""
+    path = write_target(tmp_path_factory.mktemp("step"), STEP)
+    counts = _inductors_counts(path)
+    return counts, run_ok(path)
+
+
 def rows(mode, phase):
     return {k.name: (k.launches, k.bytes_read, k.bytes_written) for k in mode.kernels if k.phase == phase}
 
 
-def test_a_training_steps_eager_total_is_known_and_derived_from_the_shapes(tmp_path):
-    path = write_target(tmp_path, STEP)
-    r = run_ok(path)
+def test_a_training_steps_eager_total_is_known_and_derived_from_the_shapes(step):
+    _, r = step
     x, y = B * D * F32, B * H * F32
     act = B * H * F32  # every activation and its gradient: (B, H)
     w1, b1, w2, b2 = H * D * F32, H * F32, H * H * F32, H * F32
@@ -114,11 +123,9 @@ def _inductors_counts(path) -> list[int]:
     return [g.inductor_total for g in graphs if g.inductor_total]
 
 
-def test_a_training_steps_compiled_total_is_inductors_count_per_graph_and_the_ops_outside(tmp_path):
-    path = write_target(tmp_path, STEP)
-    counts = _inductors_counts(path)
+def test_a_training_steps_compiled_total_is_inductors_count_per_graph_and_the_ops_outside(step):
+    counts, r = step
     assert len(counts) == 3, counts  # forward (to the break at backward()), backward, the SGD step
-    r = run_ok(path)
     c = r.compiled
     assert c.bytes_read is not None and c.bytes_written is not None
     in_graphs = [k for k in c.kernels if k.kind in ("kernel", "extern")]

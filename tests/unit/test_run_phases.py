@@ -1,6 +1,11 @@
 """tests/run.py's exit status: the suite fails when either phase fails, a phase killed by a signal
 (a negative status: a segfault) included; a phase that selected nothing does not fail it."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import run
 
@@ -19,6 +24,7 @@ def test_the_suite_fails_when_a_phase_fails(monkeypatch, statuses, status):
     monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or next(phases))
     assert run.main(["tests/unit"]) == status
     assert [c[-3:] for c in commands] == [["-m", "not quiet", "tests/unit"], ["-m", "quiet", "tests/unit"]]
+    assert commands[0][-7:-3] == ["-n", "auto", "--dist", "loadgroup"]
 
 
 def test_a_users_marks_narrow_each_phase(monkeypatch):
@@ -27,3 +33,29 @@ def test_a_users_marks_narrow_each_phase(monkeypatch):
     assert run.main(["-m", "slow", "tests/process"]) == 0
     assert [c[-3:] for c in commands] == [["-m", "not quiet and (slow)", "tests/process"],
                                           ["-m", "quiet and (slow)", "tests/process"]]
+
+
+COLLECT = """
+import json, sys
+import pytest
+
+class Collected:
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items):
+        marks = {i.name: i.get_closest_marker("xdist_group") for i in items}
+        print(json.dumps({name: m.args[0] if m else None for name, m in marks.items()}))
+
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", sys.argv[1]], plugins=[Collected()]))
+"""
+
+
+def test_tests_sharing_a_module_fixture_go_to_one_xdist_worker():
+    """conftest's xdist_group marks (tests/run.py runs --dist loadgroup): a module-scoped run that
+    several tests read happens once, not once on each worker."""
+    module = Path(__file__).parent.parent / "process" / "test_distributed.py"
+    out = subprocess.run([sys.executable, "-c", COLLECT, str(module)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    groups = json.loads(out.stdout.splitlines()[0])
+    assert groups["test_allreduce_top_level_is_rank_0"] == groups["test_folder_of_rank_traces"] == "test_distributed"
+    assert groups["test_ddp_backward_all_reduces_the_gradients_in_one_bucket"] == "test_distributed"
+    assert groups["test_a_rank_that_raises"] is None  # a run of its own: free to go to any worker

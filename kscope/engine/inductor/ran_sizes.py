@@ -103,14 +103,16 @@ def op_bytes(name: str, args: dict | None) -> tuple[int, int] | None:
     return None
 
 
-def row_bytes(shapes: TraceSummary, key: Callable[[Launch], tuple]) -> dict[tuple, tuple[int, int, int]]:
+def row_bytes(
+    shapes: TraceSummary, key: Callable[[Launch], tuple], wanted: Callable[[Launch], bool] = lambda _: True
+) -> dict[tuple, tuple[int, int, int]]:
     """Row key -> (read, written, launches) of the profiled call, for the rows of library calls
-    (externs) and of the ATen ops inside a custom op, whose every launch op_bytes knows: what each
-    call's tensors hold, not inductor's count, which charges a view of a buffer (one expert's
-    slice of the weights) the whole buffer."""
+    (externs) and of the ATen ops inside a custom op (those `wanted`), whose every launch op_bytes
+    knows: what each call's tensors hold, not inductor's count, which charges a view of a buffer
+    (one expert's slice of the weights) the whole buffer."""
     rows: dict[tuple, list] = defaultdict(list)
     for launch in shapes.launches:
-        if launch.kind == "extern" or is_custom_op(launch.composite or ""):
+        if (launch.kind == "extern" or is_custom_op(launch.composite or "")) and wanted(launch):
             rows[key(launch)].append(op_bytes(launch.name, launch.args))
     return {
         k: (sum(r for r, _ in each), sum(w for _, w in each), len(each))
