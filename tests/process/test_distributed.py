@@ -166,13 +166,19 @@ def test_folder_of_rank_traces(allreduce, tmp_path):
     assert "c10d::allreduce_" in table.stdout and "4.0 MB" in table.stdout
 
 
-@pytest.mark.parametrize("sample, fixture", [("allreduce.py", "allreduce"), ("ddp_mlp.py", "ddp")])
-def test_the_distributed_samples_do_what_their_docstrings_say_on_each_rank(sample, fixture, request):
-    run = request.getfixturevalue(fixture)
+def _claim_holds_on_each_rank(run: Run, sample: str) -> None:
     assert run.proc.returncode == 0 and not run.report.errors, run.proc.stderr[-3000:]
     assert [r.rank for r in run.report.ranks] == [0, 1]
     for rank in run.report.ranks:
         RANK_CLAIMS[sample](rank)
+
+
+def test_the_allreduce_sample_does_what_its_docstring_says_on_each_rank(allreduce):
+    _claim_holds_on_each_rank(allreduce, "allreduce.py")
+
+
+def test_the_ddp_sample_does_what_its_docstring_says_on_each_rank(ddp):  # its fixture named: one run (conftest)
+    _claim_holds_on_each_rank(ddp, "ddp_mlp.py")
 
 
 def test_ddp_backward_all_reduces_the_gradients_in_one_bucket(ddp):

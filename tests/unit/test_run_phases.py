@@ -58,4 +58,5 @@ def test_tests_sharing_a_module_fixture_go_to_one_xdist_worker():
     groups = json.loads(out.stdout.splitlines()[0])
     assert groups["test_allreduce_top_level_is_rank_0"] == groups["test_folder_of_rank_traces"] == "test_distributed"
     assert groups["test_ddp_backward_all_reduces_the_gradients_in_one_bucket"] == "test_distributed"
+    assert groups["test_the_ddp_sample_does_what_its_docstring_says_on_each_rank"] == "test_distributed"
     assert groups["test_a_rank_that_raises"] is None  # a run of its own: free to go to any worker
