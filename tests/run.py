@@ -12,6 +12,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import uuid
+
+from support.quiet import lock_files
 
 NO_TESTS = 5
 """pytest's exit status when a phase selected nothing (a path given holds no quiet test, say)."""
@@ -33,14 +36,18 @@ def _split_marks(argv: list[str]) -> tuple[str | None, list[str]]:
 def main(argv: list[str]) -> int:
     marks, argv = _split_marks(argv)
     within = f" and ({marks})" if marks else ""  # a user's -m narrows each phase, not replaces it
+    run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
     phases = [
-        ("tests that time nothing, in parallel", ["-n", "auto", "--dist", "loadgroup", "-m", f"not quiet{within}"]),
+        ("tests that time nothing, in parallel",
+         ["-n", "auto", "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"]),
         ("tests that time something, one at a time", ["-m", f"quiet{within}"]),
     ]
     statuses, started = [], time.perf_counter()
     for title, flags in phases:
         print(f"=== tests/run.py: {title} ===", flush=True)
         statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv]))
+        for path in lock_files(run):
+            path.unlink(missing_ok=True)
     print(f"=== tests/run.py: both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")
     ran = [s for s in statuses if s != NO_TESTS]
     failed = [s for s in ran if s != 0]  # a phase killed by a signal has a negative status

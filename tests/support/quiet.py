@@ -22,12 +22,17 @@ from pathlib import Path
 MARK = "quiet"
 
 
+def lock_files(run: str) -> tuple[Path, Path]:
+    """The turnstile and the lock of pytest-xdist's run `run` (its --testrunuid)."""
+    base = Path(tempfile.gettempdir()) / f"kscope-tests-{run}"
+    return base.with_suffix(".turnstile"), base.with_suffix(".lock")
+
+
 def _lock_files() -> tuple[Path, Path] | None:
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run or not os.environ.get("PYTEST_XDIST_WORKER"):
         return None
-    base = Path(tempfile.gettempdir()) / f"kscope-tests-{run}"
-    return base.with_suffix(".turnstile"), base.with_suffix(".lock")
+    return lock_files(run)
 
 
 @contextmanager

@@ -24,7 +24,8 @@ with quiet.held({quiet}):
 
 def _waited(monkeypatch, other_quiet: bool, mine_quiet: bool) -> float:
     """Seconds this process waited for the lock while another worker held it for HOLD_S."""
-    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", uuid.uuid4().hex)
+    run = uuid.uuid4().hex
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", run)
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
     code = HOLDER.format(tests=str(REPO / "tests"), quiet=other_quiet, hold=HOLD_S)
     other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -35,6 +36,8 @@ def _waited(monkeypatch, other_quiet: bool, mine_quiet: bool) -> float:
             waited = time.monotonic() - start
     finally:
         other.wait(10)
+        for path in quiet.lock_files(run):
+            path.unlink(missing_ok=True)
     return waited
 
 

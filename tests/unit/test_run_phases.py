@@ -24,7 +24,7 @@ def test_the_suite_fails_when_a_phase_fails(monkeypatch, statuses, status):
     monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or next(phases))
     assert run.main(["tests/unit"]) == status
     assert [c[-3:] for c in commands] == [["-m", "not quiet", "tests/unit"], ["-m", "quiet", "tests/unit"]]
-    assert commands[0][-7:-3] == ["-n", "auto", "--dist", "loadgroup"]
+    assert commands[0][-9:-5] == ["-n", "auto", "--dist", "loadgroup"] and commands[0][-5] == "--testrunuid"
 
 
 def test_a_users_marks_narrow_each_phase(monkeypatch):
