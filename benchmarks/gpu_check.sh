@@ -31,6 +31,10 @@ for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
     print(f'{r["file"].split("/")[-1]}: eager {e and e["launches"]} launches {e and e["bytes_read"] + e["bytes_written"]} B; '
           f'compiled {c and c["launches"]} launches {c and c["bytes_read"] + c["bytes_written"]} B {names}; errors {r["errors"]}')
 PY
+# The live app's workers are forked from a warm fork server (worker/forkserver.py): a forked worker
+# must run on CUDA as a fresh one does (or the server says it fell back to fresh workers).
+echo "== worker start, fresh vs forked, and the seed on cuda in each" >&2
+$py benchmarks/worker_start.py --device cuda --repeat 2 >> "$base.txt" 2>&1 || status=1
 # Distributed (--nproc): one rank with nccl on the one GPU (issue 14); each Report has its "ranks".
 : > "$base-nproc1.jsonl"
 for f in samples/allreduce.py samples/ddp_mlp.py; do

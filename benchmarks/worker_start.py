@@ -8,7 +8,7 @@ Prints figures, no assertions:
 3. each further worker from the same server (the spare, a replacement after a crash): start -> ready;
 4. the seed's run in a fresh worker and in a forked one, in turns: eager and compiled call medians.
 
-    python benchmarks/worker_start.py [--repeat N]
+    python benchmarks/worker_start.py [--repeat N] [--device cuda]
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def ready_in(worker: Worker) -> float:
     return time.perf_counter() - started
 
 
-def call_medians(worker: Worker) -> tuple[float, float]:
-    worker.send(RunRequest(SEED, None, "cpu", timeout=120))
+def call_medians(worker: Worker, device: str) -> tuple[float, float]:
+    worker.send(RunRequest(SEED, None, device, timeout=120))
     while (message := worker.read(180)) is not None and message.type != "report":
         pass
     report = message.report
@@ -54,6 +54,7 @@ def call_medians(worker: Worker) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--device", default="cpu", help="cuda: also that a forked worker can use the GPU")
     args = parser.parse_args()
     devnull = os.open(os.devnull, os.O_WRONLY)
 
@@ -83,11 +84,11 @@ def main() -> None:
     fresh.wait_ready()
     rows = {"fresh": [], "forked": []}
     for _ in range(args.repeat):
-        rows["fresh"].append(call_medians(fresh))
-        rows["forked"].append(call_medians(first))
+        rows["fresh"].append(call_medians(fresh, args.device))
+        rows["forked"].append(call_medians(first, args.device))
     for name, runs in rows.items():
         eager, compiled = (statistics.median(r[i] for r in runs) for i in (0, 1))
-        print(f"4. seed run in a {name} worker: eager call {eager:.0f} µs, compiled call {compiled:.0f} µs "
+        print(f"4. seed run on {args.device} in a {name} worker: eager call {eager:.0f} µs, compiled call {compiled:.0f} µs "
               f"(medians of {len(runs)} runs)")
     fresh.kill()
     first.kill()

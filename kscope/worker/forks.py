@@ -61,6 +61,9 @@ class ForkServer:
     fails to import, say: each fork() then tries once more). Its stdout and stderr go to
     `output_fd`."""
 
+    command = (sys.executable, "-m", FORKSERVER_MODULE)
+    """How the server is started (its socket's fd follows)."""
+
     def __init__(self, output_fd: int):
         self.output_fd = output_fd
         self.proc: subprocess.Popen | None = None
@@ -98,7 +101,7 @@ class ForkServer:
             # own that lasts until close(), so the session thread ending first (at quit) does not
             # kill the server before it has reaped its workers (a zombie where init never reaps).
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", FORKSERVER_MODULE, str(theirs.fileno())],
+                [*self.command, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=self.output_fd,

@@ -13,8 +13,11 @@ that AF_UNIX SOCK_SEQPACKET socket, a message a packet:
                     b"exit PID CODE"     it ended (CODE as subprocess's returncode: -N for signal N)
 
 Forking is safe here because nothing has run in this process but imports and one tiny compile on
-the CPU in one thread: no OpenMP pool, no CUDA context (OpenBLAS's thread re-forms in the child),
-no inductor compile pool (compile_threads is 1 here and restored in the child). Each worker gets a
+the CPU in one thread: no OpenMP pool (OpenBLAS's thread re-forms in the child), no inductor compile
+pool (compile_threads is 1 here and restored in the child), and no CUDA driver: torch asks NVML
+whether CUDA is there (PYTORCH_NVML_BASED_CUDA_CHECK, for this process only), since a child forked
+after cuInit cannot use CUDA. Should the driver be loaded anyway (a torch that calls it on import),
+each worker starts fresh instead (exec of worker.child), slower but right. Each worker gets a
 session of its own (the app stops it with everything it started by its process group) and dies with
 this process, which dies with the app (worker.lifetime) or when the app closes the socket.
 """
@@ -49,10 +52,12 @@ def _returncode(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int]) -> None:
-    """In the forked child: the worker's own session and fds, then worker.child's loop; never returns."""
+def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int], fork_warm: bool) -> None:
+    """In the forked child: the worker's own session and fds, then worker.child's loop, or a fresh
+    worker.child in its place (not `fork_warm`); never returns."""
     code = 1
     try:
+        _restore_environment()
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in close:
@@ -69,6 +74,10 @@ def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[
         import torch._inductor.config as ic
 
         ic.compile_threads = compile_threads
+        if not fork_warm:
+            for fd in (request_fd, result_fd):
+                os.set_inheritable(fd, True)
+            os.execv(sys.executable, [sys.executable, "-m", "kscope.worker.child", str(request_fd), str(result_fd), "--warm"])
         from kscope.worker.child import serve
 
         code = serve(request_fd, result_fd, warm=True, drain_at_exit=False)
@@ -83,6 +92,27 @@ def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[
             except (OSError, ValueError):
                 pass
         os._exit(code)  # never back into the server's loop (nor its atexit handlers)
+
+
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+_USERS_NVML_CHECK = os.environ.get(NVML_CHECK)
+
+
+def _restore_environment() -> None:
+    """The worker sees the environment the app gave this server, not what the server set for itself."""
+    if _USERS_NVML_CHECK is None:
+        os.environ.pop(NVML_CHECK, None)
+    else:
+        os.environ[NVML_CHECK] = _USERS_NVML_CHECK
+
+
+def cuda_driver_loaded() -> bool:
+    """This process has loaded the CUDA driver library (a fork of it could not use CUDA)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return "libcuda.so" in f.read()
+    except OSError:
+        return False
 
 
 def _warm() -> int:
@@ -105,7 +135,11 @@ def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     warnings.filterwarnings("ignore", message=".*use of fork.*", category=DeprecationWarning)
     sock = socket.socket(fileno=int(argv[0]))
+    os.environ[NVML_CHECK] = "1"  # before torch is imported: see the module's docstring
     compile_threads = _warm()
+    fork_warm = not cuda_driver_loaded()
+    if not fork_warm:
+        print("[kscope] the fork server has loaded the CUDA driver: each worker starts fresh (slower)", flush=True)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)  # a child's exit wakes the select below
@@ -128,7 +162,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                _become_worker(fds, int(nice), compile_threads, [sock.fileno(), wake_r, wake_w])
+                _become_worker(fds, int(nice), compile_threads, [sock.fileno(), wake_r, wake_w], fork_warm)
             children.add(pid)
             for fd in fds:
                 os.close(fd)
