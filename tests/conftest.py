@@ -19,6 +19,7 @@ def _private_cache(tmp_path_factory):
     yield
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the test ids
 def pytest_collection_modifyitems(config, items):
     """The tests of a module that share a module-scoped fixture (one real run that several tests
     read) go to one pytest-xdist worker (tests/run.py: --dist loadgroup), so that run happens once:

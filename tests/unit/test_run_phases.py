@@ -1,7 +1,6 @@
 """tests/run.py's exit status: the suite fails when either phase fails, a phase killed by a signal
 (a negative status: a segfault) included; a phase that selected nothing does not fail it."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -35,28 +34,19 @@ def test_a_users_marks_narrow_each_phase(monkeypatch):
                                           ["-m", "quiet and (slow)", "tests/process"]]
 
 
-COLLECT = """
-import json, sys
-import pytest
-
-class Collected:
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items):
-        marks = {i.name: i.get_closest_marker("xdist_group") for i in items}
-        print(json.dumps({name: m.args[0] if m else None for name, m in marks.items()}))
-
-sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", sys.argv[1]], plugins=[Collected()]))
-"""
-
-
 def test_tests_sharing_a_module_fixture_go_to_one_xdist_worker():
-    """conftest's xdist_group marks (tests/run.py runs --dist loadgroup): a module-scoped run that
-    several tests read happens once, not once on each worker."""
+    """conftest's xdist_group marks, read by pytest-xdist under tests/run.py's --dist loadgroup: a
+    module-scoped run that several tests read happens once, not once on each worker. The ids xdist
+    schedules (no test run: --setup-plan) carry the group; tests of one group go to one worker."""
     module = Path(__file__).parent.parent / "process" / "test_distributed.py"
-    out = subprocess.run([sys.executable, "-c", COLLECT, str(module)], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
-    groups = json.loads(out.stdout.splitlines()[0])
-    assert groups["test_allreduce_top_level_is_rank_0"] == groups["test_folder_of_rank_traces"] == "test_distributed"
-    assert groups["test_ddp_backward_all_reduces_the_gradients_in_one_bucket"] == "test_distributed"
-    assert groups["test_the_ddp_sample_does_what_its_docstring_says_on_each_rank"] == "test_distributed"
-    assert groups["test_a_rank_that_raises"] is None  # a run of its own: free to go to any worker
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "--setup-plan", "-v", "-p", "no:cacheprovider",
+         str(module)], capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode in (0, 5), out.stdout + out.stderr
+    ids = {line.split("::")[1].strip() for line in out.stdout.splitlines() if "test_distributed.py::" in line}
+    for name in ("test_allreduce_top_level_is_rank_0", "test_folder_of_rank_traces",
+                 "test_the_ddp_sample_does_what_its_docstring_says_on_each_rank",
+                 "test_ddp_backward_all_reduces_the_gradients_in_one_bucket"):
+        assert f"{name}@test_distributed" in ids, ids
+    assert "test_a_rank_that_raises" in ids  # a run of its own: free to go to any worker
