@@ -19,6 +19,7 @@ from kscope.worker.forks import Forked, ForkServer
 from kscope.worker.protocol import Message, read_message, request_line, shown_line
 
 STARTUP_TIMEOUT_S = 180.0
+KILL_WAIT_S = 5.0
 
 
 class WorkerDied(Exception):
@@ -155,7 +156,10 @@ class Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()
-            self.proc.wait()
+            try:
+                self.proc.wait(timeout=KILL_WAIT_S)
+            except subprocess.TimeoutExpired:
+                pass  # a process SIGKILL does not end at once (in the kernel, on a dead NFS mount): never hang on it
         self.close()
 
     def close(self) -> None:

@@ -50,10 +50,20 @@ class Forked:
                 self._server._cond.notify_all()
                 return
             pid = self.pid
+        _kill(pid)
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL to the worker's process group (what it started too), or to it alone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
             pass
+    except PermissionError:
+        pass
 
 
 class ForkServer:
@@ -70,6 +80,7 @@ class ForkServer:
         self._sock: socket.socket | None = None
         self._cond = threading.Condition()
         self._ready = False  # the server has imported torch and reads requests
+        self._closed = False
         self._parent_done = threading.Event()
         self._pending: dict[int, Forked] = {}  # request id -> handle, until the server forks it
         self._by_pid: dict[int, Forked] = {}
@@ -79,10 +90,13 @@ class ForkServer:
         """A worker on these fds (request read end, result write end, output), which the caller
         may close once this returns. Never waits on the server."""
         with self._cond:
+            handle = Forked(self)
+            if self._closed:  # the session is stopping: no worker any more
+                handle.returncode = -signal.SIGKILL
+                return handle
             if self._sock is None:
                 self._start()
             self._next_id += 1
-            handle = Forked(self)
             self._pending[self._next_id] = handle
             sock = self._sock
             request_id = self._next_id
@@ -94,26 +108,34 @@ class ForkServer:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        started = threading.Event()
+        started, failed = threading.Event(), []
 
         def parent() -> None:
             # The server dies with the thread that started it (worker.lifetime): a thread of its
             # own that lasts until close(), so the session thread ending first (at quit) does not
             # kill the server before it has reaped its workers (a zombie where init never reaps).
-            self.proc = subprocess.Popen(
-                [*self.command, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=self.output_fd,
-                stderr=self.output_fd,
-                start_new_session=True,
-            )
-            started.set()
+            try:
+                self.proc = subprocess.Popen(
+                    [*self.command, str(theirs.fileno())],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=self.output_fd,
+                    stderr=self.output_fd,
+                    start_new_session=True,
+                )
+            except BaseException as e:  # EMFILE, EAGAIN: raised in the caller, as Popen would
+                failed.append(e)
+                return
+            finally:
+                started.set()
             self._parent_done.wait()
 
         threading.Thread(target=parent, daemon=True, name="kscope-forks-parent").start()
         started.wait()
         theirs.close()
+        if failed:
+            ours.close()
+            raise failed[0]
         self._sock, self._ready = ours, False
         threading.Thread(target=self._read, args=(ours, self.proc), daemon=True, name="kscope-forks").start()
 
@@ -144,10 +166,7 @@ class ForkServer:
             return
         handle.pid = pid
         if handle._kill_on_arrival:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            _kill(pid)
         else:
             self._by_pid[pid] = handle
 
@@ -176,6 +195,7 @@ class ForkServer:
         when the socket closes and reaps its workers first; one still importing torch has none."""
         with self._cond:
             proc, sock, ready = self.proc, self._sock, self._ready
+            self._closed = True
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)

@@ -19,11 +19,14 @@ whether CUDA is there (PYTORCH_NVML_BASED_CUDA_CHECK, for this process only), si
 after cuInit cannot use CUDA. Should the driver be loaded anyway (a torch that calls it on import),
 each worker starts fresh instead (exec of worker.child), slower but right. Each worker gets a
 session of its own (the app stops it with everything it started by its process group) and dies with
-this process, which dies with the app (worker.lifetime) or when the app closes the socket.
+this process, which dies with the app (worker.lifetime) or when the app closes the socket. What a
+fresh process would have, it gets back: the app's environment and warning filters, random seeds
+from the OS, its atexit handlers run at its end, sys.exit's status as Python gives it.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import select
 import signal
@@ -52,17 +55,22 @@ def _returncode(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int], fork_warm: bool) -> None:
+def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int], fork_warm: bool,
+                   in_session: int) -> None:
     """In the forked child: the worker's own session and fds, then worker.child's loop, or a fresh
-    worker.child in its place (not `fork_warm`); never returns."""
+    worker.child in its place (not `fork_warm`); never returns. `in_session`: written once the
+    worker leads its own process group (before that, the app's killpg would miss it)."""
     code = 1
     try:
+        warnings.filters[:] = _APPS_FILTERS
         _restore_environment()
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in close:
             os.close(fd)
         os.setsid()
+        os.write(in_session, b"s")
+        os.close(in_session)
         die_with_parent()  # its parent is this server
         _name_process(WORKER_NAME)
         request_fd, result_fd, output_fd = fds
@@ -78,20 +86,49 @@ def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[
             for fd in (request_fd, result_fd):
                 os.set_inheritable(fd, True)
             os.execv(sys.executable, [sys.executable, "-m", "kscope.worker.child", str(request_fd), str(result_fd), "--warm"])
+        _fresh_randomness()
         from kscope.worker.child import serve
 
         code = serve(request_fd, result_fd, warm=True, drain_at_exit=False)
     except SystemExit as e:  # user code calling sys.exit() ends the worker, as in a fresh process
-        code = e.code if isinstance(e.code, int) else 1
+        code = _exit_status(e)
     except BaseException:
         traceback.print_exc()
     finally:
+        try:
+            atexit._run_exitfuncs()  # the user's, torch's, multiprocessing's: as a fresh process's exit runs them
+        except BaseException:
+            pass
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except (OSError, ValueError):
                 pass
-        os._exit(code)  # never back into the server's loop (nor its atexit handlers)
+        os._exit(code)  # never back into the server's loop
+
+
+def _exit_status(e: SystemExit) -> int:
+    """What Python's own exit makes of sys.exit(code): None is 0, an int itself, anything else printed, 1."""
+    if e.code is None:
+        return 0
+    if isinstance(e.code, int):
+        return e.code
+    print(e.code, file=sys.stderr)
+    return 1
+
+
+def _fresh_randomness() -> None:
+    """Seeds from the OS, as a fresh process has them: the server's would be every worker's (the same
+    unseeded torch.rand at every save)."""
+    import random
+
+    import torch
+
+    random.seed()
+    torch.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
 
 
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
@@ -130,6 +167,10 @@ def _warm() -> int:
     return compile_threads
 
 
+_APPS_FILTERS = list(warnings.filters)
+"""The warning filters the worker gets back: not the server's two below."""
+
+
 def main(argv: list[str]) -> int:
     die_with_parent()
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
@@ -160,10 +201,15 @@ def main(argv: list[str]) -> int:
             _, request_id, nice = message.split()
             sys.stdout.flush()
             sys.stderr.flush()
+            session_r, session_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _become_worker(fds, int(nice), compile_threads, [sock.fileno(), wake_r, wake_w], fork_warm)
+                _become_worker(fds, int(nice), compile_threads, [sock.fileno(), wake_r, wake_w, session_r], fork_warm,
+                               session_w)
             children.add(pid)
+            os.close(session_w)
+            os.read(session_r, 1)  # its own session now (or it died: end of file)
+            os.close(session_r)
             for fd in fds:
                 os.close(fd)
             sock.send(b"forked %s %d" % (request_id, pid))

@@ -42,8 +42,10 @@ def _output(fd: int, wanted: bytes, timeout: float = 10.0) -> bytes:
     return got
 
 
-SAYS_ENV = "import os\nprint('NVML check:', os.environ.get('PYTORCH_NVML_BASED_CUDA_CHECK'), flush=True)\n"
-"""Put before the seed's code: what the worker's Python sees of the variable the server sets for itself."""
+SAYS_ENV = ("import os, torch\nprint('NVML check:', os.environ.get('PYTORCH_NVML_BASED_CUDA_CHECK'), flush=True)\n"
+            "print('random:', torch.rand(1).item(), flush=True)\n")
+"""Put before the seed's code: what the worker's Python sees of the variable the server sets for itself,
+and an unseeded random number (a fresh process's seed comes from the OS)."""
 
 
 def _seed_report(worker: Worker, path):
@@ -77,8 +79,17 @@ def test_a_worker_of_the_fork_server_runs_the_seed_and_sees_the_apps_environment
         assert not report.errors, report.errors
         assert (report.eager.launches, report.compiled.launches) == (2, 1)
         assert report.compiled.kernels[0].name == "cpp_fused_add_relu_0"
-        said = _output(read_end, b"NVML check:")
+        said = _output(read_end, b"random:")
         assert b"NVML check: None" in said, said  # the server's setting for itself, not the app's
+        if forked:  # a second worker of the same server draws other random numbers, as a fresh process would
+            other = Worker(stdout=write_end, warm=True, forks=forks)
+            other.start()
+            other.wait_ready()
+            assert not _seed_report(other, target).errors
+            said += _output(read_end, b"random:")
+            other.kill()
+            draws = [line for line in said.splitlines() if line.startswith(b"random:")]
+            assert len(draws) == 2 and draws[0] != draws[1], draws
     finally:
         worker.kill()
         forks.close()
