@@ -135,7 +135,7 @@ class LiveSession:
             self._forks = ForkServer(self._output())
         write_end = self._output()
         worker = Worker(stdout=write_end, warm=True, forks=self._forks, nice=nice)
-        worker.start()  # from this long-lived thread: the fork server's death signal follows it
+        worker.start()
         os.close(write_end)
         return worker
 

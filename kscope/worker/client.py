@@ -150,12 +150,13 @@ class Worker:
     def kill(self) -> None:
         """Stop the worker and everything it started, now."""
         if self.proc is not None and self.proc.poll() is None:
-            try:
-                if self.proc.pid is None:
-                    raise ProcessLookupError  # a fork still to come: Forked.kill stops it on arrival
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
+            if isinstance(self.proc, Forked):
+                self.proc.kill()  # its process group, or on arrival if it is still to be forked
+            else:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    self.proc.kill()
             try:
                 self.proc.wait(timeout=KILL_WAIT_S)
             except subprocess.TimeoutExpired:

@@ -21,7 +21,6 @@ CLOSE_WAIT_S = 0.5
 """At close, how long a server reading requests may take to stop its workers and reap them."""
 
 
-
 class Forked:
     """A worker forked by the server: pid (None until the server has forked it), poll(), wait(), kill()."""
 
@@ -81,7 +80,7 @@ class ForkServer:
         self._cond = threading.Condition()
         self._ready = False  # the server has imported torch and reads requests
         self._closed = False
-        self._parent_done = threading.Event()
+        self._parent_done = threading.Event()  # the current server's: its parent thread may end
         self._pending: dict[int, Forked] = {}  # request id -> handle, until the server forks it
         self._by_pid: dict[int, Forked] = {}
         self._next_id = 0
@@ -108,7 +107,7 @@ class ForkServer:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        started, failed = threading.Event(), []
+        started, failed, done = threading.Event(), [], threading.Event()
 
         def parent() -> None:
             # The server dies with the thread that started it (worker.lifetime): a thread of its
@@ -128,8 +127,9 @@ class ForkServer:
                 return
             finally:
                 started.set()
-            self._parent_done.wait()
+            done.wait()
 
+        self._parent_done = done
         threading.Thread(target=parent, daemon=True, name="kscope-forks-parent").start()
         started.wait()
         theirs.close()
@@ -137,9 +137,9 @@ class ForkServer:
             ours.close()
             raise failed[0]
         self._sock, self._ready = ours, False
-        threading.Thread(target=self._read, args=(ours, self.proc), daemon=True, name="kscope-forks").start()
+        threading.Thread(target=self._read, args=(ours, self.proc, done), daemon=True, name="kscope-forks").start()
 
-    def _read(self, sock: socket.socket, proc: subprocess.Popen) -> None:
+    def _read(self, sock: socket.socket, proc: subprocess.Popen, parent_done: threading.Event) -> None:
         while True:
             try:
                 message = sock.recv(256)
@@ -159,6 +159,7 @@ class ForkServer:
                         handle.returncode = int(fields[1])
                 self._cond.notify_all()
         self._ended(sock, proc)
+        parent_done.set()  # that server is gone: its parent thread need not wait any more
 
     def _forked(self, request_id: int, pid: int) -> None:
         handle = self._pending.pop(request_id, None)

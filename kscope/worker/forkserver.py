@@ -51,10 +51,6 @@ def _name_process(name: bytes) -> None:
         pass
 
 
-def _returncode(status: int) -> int:
-    return os.waitstatus_to_exitcode(status)
-
-
 def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int], fork_warm: bool,
                    in_session: int) -> None:
     """In the forked child: the worker's own session and fds, then worker.child's loop, or a fresh
@@ -237,7 +233,7 @@ def _reap(children: set[int], sock: socket.socket) -> None:
         if pid == 0:
             return
         children.discard(pid)
-        sock.send(b"exit %d %d" % (pid, _returncode(status)))
+        sock.send(b"exit %d %d" % (pid, os.waitstatus_to_exitcode(status)))
 
 
 if __name__ == "__main__":
