@@ -19,6 +19,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from kscope.app.export import DEFAULT_ROOT
+from kscope.app.links import PaneLinks
 from kscope.app.messages import FileMissing, FileSaved, SessionUpdate
 from kscope.app.session import LiveSession, SessionEvent
 from kscope.app.talk import TalkKeys
@@ -38,13 +39,13 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
-from kscope.report.model import Place, Report
+from kscope.report.model import Report
 from kscope.report.request import RunRequest, SweepOptions
 
 NARROW_BELOW = 110
 
 
-class KscopeApp(TalkKeys, App):
+class KscopeApp(PaneLinks, TalkKeys, App):
     CSS_PATH = "kscope.tcss"
     TITLE = "kscope"
     BINDINGS = [
@@ -61,6 +62,7 @@ class KscopeApp(TalkKeys, App):
         Binding("question_mark", "help", "help"),
         Binding("f", "tab('fused')", "fused", show=False),
         Binding("s", "tab('source')", "source"),
+        Binding("h", "hot_lines", "hot lines", show=False),
         Binding("c", "tab('code')", "code"),
         Binding("b", "tab('breaks')", "breaks"),
         Binding("t", "tab('round-trips')", "round trips", show=False),
@@ -210,31 +212,6 @@ class KscopeApp(TalkKeys, App):
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         # the sweep's table and plot take the kernel tables' room
         self.set_class(event.pane.id == "sweep", "-sweep-tab")
-
-    @on(KernelTable.KernelSelected)
-    def _kernel_selected(self, message: KernelTable.KernelSelected) -> None:
-        for source in self.query(SourcePane):  # query, not query_one: gone while the app exits
-            source.show(None, lit=message.kernel.lines)
-        if message.mode_name == "compiled":
-            for code in self.query(CodePane):
-                code.show(message.kernel)
-
-    @on(RoundTripsPane.Chosen)
-    def _round_trip_chosen(self, message: RoundTripsPane.Chosen) -> None:
-        trip = message.trip
-        for table in self.query(KernelTable):
-            table.light({trip.producer, *trip.consumers} if table.mode_name == message.mode_name else set())
-        for source in self.query(SourcePane):
-            source.show(None, lit=trip.lines)
-
-    @on(BreaksPane.LineChosen)
-    def _break_chosen(self, message: BreaksPane.LineChosen) -> None:
-        r = self.shown or self.good
-        place = message.place  # a break of a Report from before breaks had places: in the target's file
-        place = place if place.file else Place(r.home if r else "", place.line)
-        for source in self.query(SourcePane):
-            source.show(None, lit=(place,))
-        self.action_tab("source")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

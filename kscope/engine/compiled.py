@@ -12,6 +12,7 @@ import torch
 
 from kscope.engine.accounting import outside_graphs
 from kscope.engine.backend import RecordingBackend
+from kscope.engine.compiled_rows import kernel_rows, row_key
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.graph_calls import guessed_graphs, launch_graphs
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
@@ -40,10 +41,9 @@ from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.engine.target import Target, code_of
 from kscope.engine.timing import Timed
 from kscope.report.compile import CompileOptions
-from kscope.report.model import Kernel, ModeResult, Recompile
-from kscope.report.place import sorted_places
+from kscope.report.model import ModeResult, Recompile
 from kscope.trace.collectives import per_call
-from kscope.trace.kernels import Launch, TraceSummary, is_custom_op
+from kscope.trace.kernels import is_custom_op
 
 WARMUP_CALLS = 2
 FACTS = "-facts"
@@ -136,9 +136,9 @@ def run_compiled(
         # custom op's body. Elsewhere inductor's count stands (after _fill_bytes, a cache hit's too):
         # the recorded shapes cannot tell one tensor passed twice (addmm(g, g, w)) from two.
         at_ran = {i for i, g in enumerate(graphs) if _data_dependent(g, store)}
-        ran_rows = row_bytes(shapes, lambda x: _row_key(x, shape_graph, phases),
+        ran_rows = row_bytes(shapes, lambda x: row_key(x, shape_graph, phases),
                              lambda x: is_custom_op(x.composite or "") or shape_graph.get((x.call, x.region)) in at_ran)
-    kernels, unknown = _kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases, ran_rows)
+    kernels, unknown = kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases, ran_rows)
     ran = launch_graphs(timed, graphs, kernels_of)
     facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)
              for i in sorted({g for g in ran.values() if g is not None})}
@@ -272,105 +272,10 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
     return source, notes
 
 
-def _saved(matches: list[CompiledKernel], firsts: float) -> int | None:
-    """What a row's kernels write only for backward, `firsts` times a call (None: not known).
-    Which outputs are saved does not depend on the sizes a library call ran at (their bytes do:
-    the count is inductor's, at the sizes it compiled for)."""
-    if not matches or any(k.bytes_saved is None for k in matches):
-        return None
-    return round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
-
-
 def _data_dependent(g: GraphCapture, store: TrafficStore) -> bool:
     """A graph with data-dependent sizes: its live graph has some, or its stored bytes say so."""
     stored = (store.get(g.code_hash) or {}).values() if g.code else ()
     return has_unbacked(g) or any(v.get("unknown") == DATA_DEPENDENT for v in stored)
-
-
-def _kernel_rows(
-    timed: TraceSummary,
-    calls: int,
-    graphs: Capture,
-    kernels_of: list[list[CompiledKernel]],
-    eager_per_launch: dict,
-    graph_phases: list[str] | None = None,
-    ran: dict[tuple, tuple[int, int, int]] | None = None,
-) -> tuple[list[Kernel], list[tuple[str, str | None]]]:
-    """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A launch's phase is its graph's (backward graph,
-    optimizer step) when it ran in one, else what the trace says (see kernels). `ran`: row -> (read,
-    written, launches) of a library call or a custom op's body as one call with shapes recorded
-    ran it (ran_sizes.row_bytes)."""
-    graph_of = launch_graphs(timed, graphs, kernels_of)
-    groups: dict[tuple, list[Launch]] = {}
-    for launch in timed.launches:
-        groups.setdefault(_row_key(launch, graph_of, graph_phases), []).append(launch)
-    per_name = defaultdict(set)
-    for graph, phase, name in groups:
-        per_name[phase, name].add(graph)
-    rows, unknown = [], []
-    for (graph, phase, name), launches in groups.items():
-        kernels = kernels_of[graph] if graph is not None else []
-        # On CUDA a library kernel (a cuBLAS gemm) is known by the ATen op that launched it.
-        matches = [k for k in kernels if k.name == name] or [
-            k for k in kernels if k.kind == "extern" and k.name == launches[0].owner_name
-        ]
-        per_call = len(launches) / calls
-        read = written = saved = None
-        lines = {line for k in matches for line in k.lines}
-        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines)
-        if accounted is not None and is_custom_op(name):
-            # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
-            # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
-            # temporary that add reads back), not its inputs and outputs (inductor's).
-            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
-            lines.update(accounted[2])
-        elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
-            # a library call, or the body of a custom op eager never ran: from the shapes recorded
-            # for its calls, as many as ran in each timed call
-            read, written, _ = ran[graph, phase, name]
-            if not is_custom_op(launches[0].owner_name or ""):  # a body op's match is its custom op's call
-                saved = _saved(matches, _first_of_each_owner(launches) / calls)
-        elif matches and all(k.bytes_read is not None for k in matches):
-            # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
-            # one library call may launch several kernels: its bytes go to its first.
-            firsts = _first_of_each_owner(launches) / calls
-            read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
-            written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
-            saved = _saved(matches, firsts)
-        elif accounted is not None and not matches:  # outside the graphs: the same op accounted
-            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
-            lines.update(accounted[2])
-        if read is None:
-            unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
-        label = name if len(per_name[phase, name]) == 1 or graph is None else f"{name} [{graphs[graph].compile_id}]"
-        rows.append(
-            Kernel(
-                name=label,
-                launches=per_call,
-                time_us=sum(x.dur_us for x in launches) / calls,
-                bytes_read=read,
-                bytes_written=written,
-                fused=bool(matches) and matches[0].kind == "kernel",
-                ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
-                lines=sorted_places(lines),
-                code=next((k.code for k in matches if k.code), None),
-                kind=launches[0].kind,
-                what=next((k.what for k in matches if k.what), None),
-                phase=phase,
-                # backward and the optimizer write nothing for a later backward
-                bytes_saved=saved if phase == "forward" else 0,
-            )
-        )
-    return rows, unknown
-
-
-def _row_key(launch: Launch, graph_of: dict, graph_phases: list[str] | None) -> tuple:
-    """(graph, phase, name) of a launch's row."""
-    # the ATen ops a custom op's kernel ran are its row, in a graph as outside one
-    inside_custom = launch.kind != "kernel" and is_custom_op(launch.composite or "")
-    name = launch_label(launch) if launch.call is None or inside_custom else launch.name
-    graph = graph_of[launch.call, launch.region]
-    return graph, graph_phases[graph] if graph is not None and graph_phases else launch.phase, name
 
 
 def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, dict | None]):
@@ -383,13 +288,3 @@ def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[
             return None
         trips += found
     return grouped(trips)
-
-
-def _first_of_each_owner(launches: list[Launch]) -> int:
-    seen, firsts = set(), 0
-    for launch in launches:
-        if launch.owner is None or launch.owner not in seen:
-            firsts += 1
-        seen.add(launch.owner)
-    return firsts
-

@@ -15,6 +15,7 @@ from kscope.engine.accounting import (
     launch_label,
     with_twins,
 )
+from kscope.engine.eager_lines import with_line_shares
 from kscope.engine.profiling import Keep, profile_calls, synchronize
 from kscope.engine.round_trips import eager_round_trips
 from kscope.engine.target import Target
@@ -59,6 +60,7 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
 
     per_name = bytes_per_name(done)
     kernels = aggregate(timed, calls, lambda key: per_name.get(key, (None, None, ())), fused=False)
+    kernels = with_line_shares(kernels, done, timed, calls)
     per_launch = bytes_per_launch(done, per_name)
     owners = {launch.owner for launch in accounting.launches}
     stray = sum(op.read + op.written for owner, ops in by_owner.items() if owner not in owners for op in ops)

@@ -135,7 +135,8 @@ def retimed(mode: ModeResult, kernel: Samples, call: Samples | None = None) -> M
     scale = kernel.median / profiled if profiled > 0 else 0.0
     return replace(
         mode,
-        kernels=tuple(replace(k, time_us=k.time_us * scale) for k in mode.kernels),
+        kernels=tuple(replace(k, time_us=k.time_us * scale, shares=tuple(replace(s, time_us=s.time_us * scale) for s in k.shares))
+                      for k in mode.kernels),
         kernel_time_us=kernel.median,
         kernel_time_us_range=kernel.spread,
         kernel_samples=len(kernel.values),

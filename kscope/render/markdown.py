@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kscope.render import view
+from kscope.render import lines, view
 from kscope.render.ranks_rows import (
     COLLECTIVE_HEADER,
     OVERVIEW_HEADER,
@@ -34,6 +34,11 @@ def report_markdown(report: Report) -> str:
         parts.append(_modes_table(report))
         if report.compiled is not None:
             parts += _compiled_sections(report, report.compiled)
+        if report.line_costs:
+            rows = [[cell(x) if i else code(x) for i, x in enumerate(lines.row(c, report.home, UNKNOWN))]
+                    for c in lines.costliest(report)]
+            parts.append(f"#### Costliest lines ({len(rows)} of {len(report.line_costs)})\n\n"
+                         + table(lines.HEADER, rows, "lrrrrrl"))
     if report.ranks:
         parts += ranks_markdown(report)
     if report.traces:

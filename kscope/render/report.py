@@ -1,11 +1,12 @@
 """A whole Report as `--once` prints it (rich): header, both modes side by side, the summary,
-timing, compile, round trips, fused kernels, ranks, notes and errors."""
+timing, compile, round trips, fused kernels, the costliest lines, ranks, notes and errors."""
 
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from kscope.render.lines import lines_table
 from kscope.render.ranks import render_ranks
 from kscope.render.tables import (
     SideBySide,
@@ -40,6 +41,9 @@ def render_report(report: Report) -> RenderableType:
         fused = fused_table(report.compiled)
         if fused is not None:
             parts.append(fused)
+    lines = lines_table(report)
+    if lines is not None:
+        parts.append(lines)
     if report.ranks:
         parts.append(render_ranks(report))
     for note in report.notes:

@@ -13,6 +13,7 @@ from kscope.report.compile import Autotune, AutotuneChoice, CompileOptions, Cuda
 from kscope.report.json_numbers import json_number
 from kscope.report.json_numbers import pair as _pair
 from kscope.report.json_numbers import rounded as _round
+from kscope.report.lines import LineMode, LineShare
 from kscope.report.model import (
     SCHEMA,
     Backward,
@@ -73,6 +74,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "files": list(r.files),
         "root": r.root,
         "sources": dict(r.sources),
+        "line_costs": line_costs_to_list(r),
     }
 
 
@@ -177,8 +179,38 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
         "ops": list(k.ops),
         "what": k.what,
         "lines": [place_to_dict(p) for p in k.lines],
+        "shares": [_share_to_dict(x) for x in k.shares],
         "code": k.code,
     }
+
+
+def _share_to_dict(s: LineShare) -> dict[str, Any]:
+    return {"place": None if s.place is None else place_to_dict(s.place), "bytes_read": s.bytes_read,
+            "bytes_written": s.bytes_written, "launches": json_number(s.launches), "time_us": round(s.time_us, 3),
+            "estimated": s.estimated}
+
+
+def _share_from_dict(d: dict[str, Any], home: str) -> LineShare:
+    place = None if d.get("place") is None else place_from_dict(d["place"], home)
+    return LineShare(place, d["bytes_read"], d["bytes_written"], d["launches"], d["time_us"], d.get("estimated", False))
+
+
+def line_costs_to_list(r: Report) -> list[dict[str, Any]]:
+    """The Report's `line_costs`: each line's total in both modes, costliest first (report.lines)."""
+    def mode(m: LineMode | None, prefix: str) -> dict[str, Any]:
+        if m is None:
+            return {f"{prefix}_{k}": None for k in ("bytes", "bytes_read", "bytes_written", "time_us", "launches")} | {
+                f"{prefix}_kernels": [], f"{prefix}_time_estimated": False}
+        return {f"{prefix}_bytes": m.bytes_total, f"{prefix}_bytes_read": m.bytes_read,
+                f"{prefix}_bytes_written": m.bytes_written, f"{prefix}_time_us": round(m.time_us, 3),
+                f"{prefix}_launches": json_number(m.launches), f"{prefix}_kernels": list(m.kernels),
+                f"{prefix}_time_estimated": m.estimated}
+
+    out = []
+    for c in r.line_costs:
+        where = {"file": None, "line": None, "via": None, "library": False} if c.place is None else place_to_dict(c.place)
+        out.append({**where, **mode(c.eager, "eager"), **mode(c.compiled, "compiled")})
+    return out
 
 
 def place_to_dict(p: Place) -> dict[str, Any]:
@@ -240,6 +272,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
             what=k.get("what"),
             phase=k.get("phase", "forward"),
             bytes_saved=k.get("bytes_saved_for_backward"),
+            shares=tuple(_share_from_dict(x, home) for x in k.get("shares", ())),
         )
         for k in d.get("kernels", ())
     )

@@ -10,12 +10,13 @@ import os.path
 from dataclasses import dataclass, field
 
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
+from kscope.report.lines import LineCost, LineShare, line_costs
 from kscope.report.measures import Traffic, add_known, gbps
 from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 10
+SCHEMA = 11
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -32,7 +33,9 @@ graphs did (`cuda_graphs`).
 (RankResult each) and an error says its `rank`.
 9: the Report lists the user's files the run imported (`files`), the target's first; a line is a
 place in a file (Place: project files relative to `root`, library files inside their library, with
-the library's line an op was issued from); `sources` has the text of every file holding one."""
+the library's line an op was issued from); `sources` has the text of every file holding one.
+11: each kernel shares its figures among the lines it came from (`shares`, report.lines); the
+Report's JSON has `line_costs`, each line's total in both modes (derived from the shares)."""
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -68,6 +71,8 @@ class Kernel:
     """Of bytes_written, what a training forward writes only for backward to read: tensors
     AOTAutograd saves that no other kernel of the forward reads (a ReLU's mask). None where kscope
     does not know (an eager op: max-pool's indices are written for backward only too)."""
+    shares: tuple[LineShare, ...] = ()
+    """Its figures shared among the lines it came from (report.lines); they add up to the row's."""
 
     @property
     def bytes_total(self) -> int | None:
@@ -352,6 +357,10 @@ class Report:
             return bool(self.sweep.points) and not self.errors
         return self.eager is not None and self.compiled is not None and not self.errors
 
+    @property
+    def line_costs(self) -> tuple[LineCost, ...]:
+        return line_costs(self.eager, self.compiled)
+
     def transfers(self, nbytes: int | None) -> float | None:
         """Bytes in array-sized transfers (÷ the largest input), the article's measure for arrays in,
         array out; None where unknown or where it means nothing (the target reads parameters)."""
@@ -367,6 +376,8 @@ __all__ = [
     "Collective",
     "GraphBreak",
     "Kernel",
+    "LineCost",
+    "LineShare",
     "ModeResult",
     "PhaseTotals",
     "Place",

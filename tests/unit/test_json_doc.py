@@ -14,6 +14,7 @@ from support.paths import REPO
 
 from kscope.report.codec import report_to_dict
 from kscope.report.compile import Autotune, AutotuneChoice, CompileOptions, CudaGraphs
+from kscope.report.lines import LineShare
 from kscope.report.model import (
     Backward,
     Collective,
@@ -81,6 +82,7 @@ def differences(doc, real, where="") -> list[str]:
 def full_report():
     """The article's Report with every field of the schema filled."""
     r = article_report()
+    r = replace(r, eager=_shared(r.eager), compiled=_shared(r.compiled))
     breaks = graph_break_report().compiled.graph_breaks
     collective = Collective("c10d::allreduce_", 1, 4_000_000, 11443.3, None, after="aten::mul", before="aten::add")
     eager = replace(r.eager, collectives=(collective,))
@@ -97,6 +99,13 @@ def full_report():
         ranks=(RankResult(0, eager, compiled, (), (), 9.8, "done"),), files=(r.file, "/work/model.py"), root="/work",
         sources={"add_relu.py": r.source, "model.py": "x = 1\n"},
     )
+
+
+def _shared(mode):
+    """A mode whose kernels each carry one line's share: all of the row, at its first line."""
+    return replace(mode, kernels=tuple(
+        replace(k, shares=(LineShare(k.lines[0] if k.lines else None, k.bytes_read, k.bytes_written, k.launches, k.time_us),))
+        for k in mode.kernels))
 
 
 def test_every_checked_block_is_json():

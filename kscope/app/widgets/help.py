@@ -21,7 +21,9 @@ under `torch.profiler`, and shows what ran.
 - **fused kernels** — each generated kernel with the ATen ops it fused; graph breaks with their line.
 - **source** — the file of the selected kernel's lines (the target's, a module it imports, a library's),
   those lines lit; `[` and `]` move between the files of this run; move along the lines to see which
-  kernels each one ended up in, eager and compiled.
+  kernels each one ended up in, eager and compiled (they light up in the kernel tables). The gutter gives
+  each line's bytes and µs per call, eager → compiled (≈: a fused kernel's time shared by bytes), with a
+  bar against the costliest line; `h` lists the costliest lines of every file.
 - **code** — the C++ or Triton source inductor generated for the selected compiled kernel.
 - **graph breaks** — how many graphs, each break in plain words with its line and a hint (enter jumps to
   the line), and recompiles with the guard that failed.
@@ -56,6 +58,7 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `v` | the verdict, large, in the presentation view (`v` again: the launches) |
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
 | `f` `s` `c` `b` `t` `o` | fused kernels / source / code / graph breaks / round trips / output tab |
+| `h` | the costliest lines of the run, hottest first, in the source tab (`h` again: back to the file) |
 | `tab` / `shift+tab` | move between panes |
 | `ctrl+p` | command palette (themes, …) |
 | `?` | this help |

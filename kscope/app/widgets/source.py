@@ -1,6 +1,9 @@
 """The source tab: the file of the selected kernel's lines, those lines lit; a chosen line says which
-kernels it became. It moves between the files that hold lines of this run ([ and ]): the target's,
-the user's modules it imports, a library's (read-only: kscope never writes a file)."""
+kernels it became (and lights them in the kernel tables) and what it cost. A gutter beside each line
+gives its bytes and time per call, eager → compiled, with a bar against the costliest line; `h`
+lists the run's costliest lines of every file instead, hottest first. It moves between the files
+that hold lines of this run ([ and ]): the target's, the user's modules it imports, a library's
+(read-only: kscope never writes a file)."""
 
 from __future__ import annotations
 
@@ -8,13 +11,18 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kscope.render.lines import gutter, line_answer
 from kscope.render.view import kernels_of_line
+from kscope.report.lines import LineCost, in_file
 from kscope.report.model import Place, Report
 
 CONTEXT = 2  # lines shown around the target's definition
+WIDE = 110
+"""From this width on the gutter shows eager → compiled; below, the compiled half alone."""
 
 
 class SourcePane(Vertical):
@@ -35,6 +43,15 @@ class SourcePane(Vertical):
         self.file = ""  # the file shown, as places name it
         self.lit: tuple[int, ...] = ()  # its lines lit
         self.first = 1
+        self.hot = False  # the costliest lines of every file, instead of one file
+        self.entries: list[tuple[str, int]] = []  # (file, line) of each option shown
+
+    class LineChosen(Message):
+        """A line was chosen: its kernels, to light in the kernel tables."""
+
+        def __init__(self, eager: set[str], compiled: set[str]):
+            super().__init__()
+            self.eager, self.compiled = eager, compiled
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="file")
@@ -56,51 +73,86 @@ class SourcePane(Vertical):
             return
         if lit is not None:
             self.places = lit
+            self.hot = False
             # the innermost line: a library's, where a library issued the ops (the model's code)
             self.file = (lit[0].via or lit[0]).file if lit else self.file
         if self.file not in self.files:
             self.file = self.report.home
         self._draw()
 
+    def toggle_hot(self) -> None:
+        """The costliest lines of the run, or back to the file."""
+        self.hot = not self.hot
+        if self.report is not None:
+            self._draw()
+
     def action_step(self, by: int) -> None:
         files = self.files
+        self.hot = False
         if files:
             self.file = files[(files.index(self.file) + by) % len(files)] if self.file in files else files[0]
             self._draw()
 
+    def _text(self, file: str) -> list[str]:
+        report = self.report
+        return (report.sources.get(file) or (report.source if file == report.home else "")).splitlines()
+
     def _draw(self) -> None:
         report, files = self.report, self.files
         home = report.home
-        text = report.sources.get(self.file) or (report.source if self.file == home else "")
-        lines = text.splitlines()
+        costs = report.line_costs
+        widest = max((c.hottest_us for c in costs), default=0.0)
+        wide = self.size.width >= WIDE or not self.size.width
         self.lit = tuple(sorted({p.line for p in self.places if p.file == self.file}
                                 | {p.via.line for p in self.places if p.via and p.via.file == self.file}))
-        others = f"  ({files.index(self.file) + 1}/{len(files)}: [ ] other files)" if len(files) > 1 else ""
-        self.query_one(".file", Static).update(Text(self.file + others, style="bold"))
-        if not lines:
-            self.query_one(OptionList).clear_options()
-            return
-        first, last = report.target_lines if self.file == home and report.target_lines else (1, len(lines))
-        self.first, last = max(1, first - CONTEXT), min(len(lines), last + CONTEXT)
         options = self.query_one(OptionList)
         keep = options.highlighted
         options.clear_options()
-        options.add_options([self._option(n, lines[n - 1]) for n in range(self.first, last + 1)])
+        if self.hot:
+            self.query_one(".file", Static).update(Text("costliest lines of the run (h: back to the file)", style="bold"))
+            self.entries = [(c.place.file, c.place.line) for c in costs if c.place is not None]
+            shown = [self._option(i, f, n, c, widest, wide, label=c.place.text(home))
+                     for i, ((f, n), c) in enumerate(zip(self.entries, [c for c in costs if c.place is not None]))]
+            options.add_options(shown)
+            options.highlighted = 0 if shown else None
+            return
+        lines = self._text(self.file)
+        others = f"  ({files.index(self.file) + 1}/{len(files)}: [ ] other files)" if len(files) > 1 else ""
+        head = f"{self.file}{others}" + ("  (h: costliest lines)" if costs else "")
+        self.query_one(".file", Static).update(Text(head, style="bold"))
+        if not lines:
+            self.entries = []
+            return
+        first, last = report.target_lines if self.file == home and report.target_lines else (1, len(lines))
+        self.first, last = max(1, first - CONTEXT), min(len(lines), last + CONTEXT)
+        here = in_file(costs, self.file)
+        self.entries = [(self.file, n) for n in range(self.first, last + 1)]
+        options.add_options([self._option(i, self.file, n, here.get(n), widest, wide) for i, (_, n) in enumerate(self.entries)])
         if self.lit and self.first <= min(self.lit) <= last:
             options.highlighted = min(self.lit) - self.first
         elif keep is not None:
             options.highlighted = min(keep, options.option_count - 1)
 
-    def _option(self, number: int, text: str) -> Option:
-        lit = number in self.lit
-        line = Text(f"{number:>4} ", style="bold yellow" if lit else "dim")
-        line.append(text, style="bold on dark_green" if lit else "")
-        return Option(line, id=str(number))
+    def _option(self, index: int, file: str, number: int, cost: LineCost | None, widest: float, wide: bool,
+                label: str | None = None) -> Option:
+        lit = file == self.file and number in self.lit and label is None
+        text = self._text(file)
+        code = text[number - 1] if 0 < number <= len(text) else ""
+        line = Text(gutter(cost, widest, wide) if self.report.line_costs else "", style="cyan" if cost else "")
+        line.append(f"{label or number:>4} ", style="bold yellow" if lit or label else "dim")
+        line.append(code.strip() if label else code, style="bold on dark_green" if lit else "")
+        return Option(line, id=str(index))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if self.report is None or event.option.id is None:
+        if self.report is None or event.option.id is None or int(event.option.id) >= len(self.entries):
             return
-        number = int(event.option.id)
-        eager, compiled = kernels_of_line(self.report, number, self.file)
-        answer = f"line {number} → eager: {', '.join(eager) or '—'}; compiled: {', '.join(compiled) or '—'}"
+        file, number = self.entries[int(event.option.id)]
+        eager, compiled = kernels_of_line(self.report, number, file)
+        cost = in_file(self.report.line_costs, file).get(number)
+        where = f"{file}:{number}" if file != self.report.home else f"line {number}"
+        answer = f"{where} → eager: {', '.join(eager) or '—'}; compiled: {', '.join(compiled) or '—'}"
+        if self.report.line_costs:  # a Report from before schema 11 has no costs per line
+            answer += f"\n{line_answer(cost)}"
         self.query_one(".answer", Static).update(answer)
+        if self.query_one(OptionList).has_focus:  # the user's move, not a redraw's
+            self.post_message(self.LineChosen(set(eager), set(compiled)))

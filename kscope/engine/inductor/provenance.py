@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kscope.engine.inductor.node_lines import line_weights, parse_graph
 from kscope.engine.project import place_of
 from kscope.report.place import Place, sorted_places
 
@@ -52,6 +53,9 @@ class CompiledKernel:
     """Of bytes_written, what a training forward writes only for backward to read (None: unknown)."""
     unknown: str | None = None
     """Why its bytes are unknown, where kscope knows (a data-dependent size)."""
+    weights: tuple[tuple[Place | None, float, float], ...] = ()
+    """(place, read weight, written weight) of its lines: how its bytes are shared among them
+    (engine.inductor.node_lines)."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -138,6 +142,7 @@ def compiled_kernels(
     ("primals_2") by the user's names ("x", "conv1.weight")."""
     sources = kernel_sources(output_code)
     ops_of = post_grad_ops(post_grad_graph)
+    graph_nodes = parse_graph(post_grad_graph)
     stable = stable_handles(provenance)
     out = []
     for handle, post_nodes in provenance.items():
@@ -160,6 +165,7 @@ def compiled_kernels(
                 bytes_saved=None if rw is None else rw.get("saved"),
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
                 unknown=None if rw is None else rw.get("unknown"),
+                weights=line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines),
             )
         )
     return out

@@ -1,0 +1,169 @@
+"""A compiled run's kernel rows: the profiler's launches grouped by graph, phase and name, each
+given its bytes (inductor's, or eager's accounting for what ran outside the graphs) and its
+figures shared among its lines (report.lines)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from kscope.engine.eager import launch_label
+from kscope.engine.graph_calls import launch_graphs
+from kscope.engine.inductor.capture import Capture
+from kscope.engine.inductor.provenance import CompiledKernel
+from kscope.report.lines import shared
+from kscope.report.model import Kernel
+from kscope.report.place import Place, sorted_places
+from kscope.trace.kernels import Launch, TraceSummary, is_custom_op
+
+
+def kernel_rows(
+    timed: TraceSummary,
+    calls: int,
+    graphs: Capture,
+    kernels_of: list[list[CompiledKernel]],
+    eager_per_launch: dict,
+    graph_phases: list[str] | None = None,
+    ran: dict[tuple, tuple[int, int, int]] | None = None,
+) -> tuple[list[Kernel], list[tuple[str, str | None]]]:
+    """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A launch's phase is its graph's (backward graph,
+    optimizer step) when it ran in one, else what the trace says (see kernels). `ran`: row -> (read,
+    written, launches) of a library call or a custom op's body as one call with shapes recorded
+    ran it (ran_sizes.row_bytes)."""
+    graph_of = launch_graphs(timed, graphs, kernels_of)
+    groups: dict[tuple, list[Launch]] = {}
+    for launch in timed.launches:
+        groups.setdefault(row_key(launch, graph_of, graph_phases), []).append(launch)
+    per_name = defaultdict(set)
+    for graph, phase, name in groups:
+        per_name[phase, name].add(graph)
+    rows, unknown = [], []
+    for (graph, phase, name), launches in groups.items():
+        kernels = kernels_of[graph] if graph is not None else []
+        # On CUDA a library kernel (a cuBLAS gemm) is known by the ATen op that launched it.
+        matches = [k for k in kernels if k.name == name] or [
+            k for k in kernels if k.kind == "extern" and k.name == launches[0].owner_name
+        ]
+        per_call = len(launches) / calls
+        read = written = saved = None
+        lines = {line for k in matches for line in k.lines}
+        weights = match_weights(matches)
+        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines)
+        if accounted is not None and is_custom_op(name):
+            # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
+            # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
+            # temporary that add reads back), not its inputs and outputs (inductor's).
+            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
+            lines.update(accounted[2])
+            weights = even(accounted[2])
+        elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
+            # a library call, or the body of a custom op eager never ran: from the shapes recorded
+            # for its calls, as many as ran in each timed call
+            read, written, _ = ran[graph, phase, name]
+            if not is_custom_op(launches[0].owner_name or ""):  # a body op's match is its custom op's call
+                saved = _saved(matches, _first_of_each_owner(launches) / calls)
+        elif matches and all(k.bytes_read is not None for k in matches):
+            # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
+            # one library call may launch several kernels: its bytes go to its first.
+            firsts = _first_of_each_owner(launches) / calls
+            read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
+            written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
+            saved = _saved(matches, firsts)
+        elif accounted is not None and not matches:  # outside the graphs: the same op accounted
+            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
+            lines.update(accounted[2])
+            weights = even(accounted[2])
+        if read is None:
+            unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
+        time_us = sum(x.dur_us for x in launches) / calls
+        label = name if len(per_name[phase, name]) == 1 or graph is None else f"{name} [{graphs[graph].compile_id}]"
+        rows.append(
+            Kernel(
+                name=label,
+                launches=per_call,
+                time_us=time_us,
+                bytes_read=read,
+                bytes_written=written,
+                fused=bool(matches) and matches[0].kind == "kernel",
+                ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
+                lines=sorted_places(lines),
+                code=next((k.code for k in matches if k.code), None),
+                kind=launches[0].kind,
+                what=next((k.what for k in matches if k.what), None),
+                phase=phase,
+                # backward and the optimizer write nothing for a later backward
+                bytes_saved=saved if phase == "forward" else 0,
+                shares=shared(read, written, per_call, time_us, weights or even(sorted_places(lines)),
+                              *(measured_lines(launches, matches, calls) if weights else (None, None))),
+            )
+        )
+    return rows, unknown
+
+
+def match_weights(matches: list[CompiledKernel]) -> dict[Place | None, tuple[float, float]]:
+    """Per line, the (read, written) weights of a row's kernels: each kernel's own (node_lines),
+    scaled to its bytes where they are known, so two kernels of one row count by their size."""
+    out: dict[Place | None, list[float]] = {}
+    for k in matches:
+        total_r = sum(r for _, r, _ in k.weights) or 1.0
+        total_w = sum(w for _, _, w in k.weights) or 1.0
+        for place, r, w in k.weights:
+            entry = out.setdefault(place, [0.0, 0.0])
+            entry[0] += r / total_r * (k.bytes_read if k.bytes_read is not None else 1.0)
+            entry[1] += w / total_w * (k.bytes_written if k.bytes_written is not None else 1.0)
+    return {p: (r, w) for p, (r, w) in out.items()}
+
+
+def measured_lines(launches: list[Launch], matches: list[CompiledKernel], calls: int) -> tuple[dict | None, dict | None]:
+    """Per line, the measured time and the launches per call of a row whose kernels each came
+    from one line (two `mm` calls from two lines): the k-th launch of the row in each profiled
+    call is its k-th kernel, in the order inductor generated them. (None, None) where that does
+    not hold."""
+    if len(matches) < 2 or any(len(k.weights) != 1 for k in matches):
+        return None, None
+    per_call: dict[str | None, list[Launch]] = {}
+    for launch in launches:
+        per_call.setdefault(launch.segment, []).append(launch)
+    if any(len(x) != len(matches) for x in per_call.values()):
+        return None, None
+    times: dict = {}
+    counts: dict = {}
+    for ran in per_call.values():
+        for k, launch in zip(matches, ran):
+            place = k.weights[0][0]
+            times[place] = times.get(place, 0.0) + launch.dur_us / calls
+            counts[place] = counts.get(place, 0) + 1
+    return times, {place: n / calls for place, n in counts.items()}
+
+
+def even(places) -> dict[Place | None, tuple[float, float]]:
+    """Equal weights for each of `places`: the lines of an op accounted the eager way."""
+    return {p: (1.0, 1.0) for p in places}
+
+
+def row_key(launch: Launch, graph_of: dict, graph_phases: list[str] | None) -> tuple:
+    """(graph, phase, name) of a launch's row."""
+    # the ATen ops a custom op's kernel ran are its row, in a graph as outside one
+    inside_custom = launch.kind != "kernel" and is_custom_op(launch.composite or "")
+    name = launch_label(launch) if launch.call is None or inside_custom else launch.name
+    graph = graph_of[launch.call, launch.region]
+    return graph, graph_phases[graph] if graph is not None and graph_phases else launch.phase, name
+
+
+
+def _saved(matches: list[CompiledKernel], firsts: float) -> int | None:
+    """What a row's kernels write only for backward, `firsts` times a call (None: not known).
+    Which outputs are saved does not depend on the sizes a library call ran at (their bytes do:
+    the count is inductor's, at the sizes it compiled for)."""
+    if not matches or any(k.bytes_saved is None for k in matches):
+        return None
+    return round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+
+
+def _first_of_each_owner(launches: list[Launch]) -> int:
+    seen, firsts = set(), 0
+    for launch in launches:
+        if launch.owner is None or launch.owner not in seen:
+            firsts += 1
+        seen.add(launch.owner)
+    return firsts
+

@@ -1,0 +1,102 @@
+"""The eager rows' figures line by line (report.lines): each launch belongs to the line whose op
+issued it (a backward launch to the line of the forward op it differentiates), with the bytes
+dispatch accounting gave that op, and its own measured time.
+
+The accounted call and the profiled calls launch the same kernels in the same order, so the
+k-th launch of a row in a profiled call is the k-th launch of that row in the accounted call:
+that is how a measured launch finds its line. A row whose launch count differs in some profiled
+call has that call's time shared by bytes instead, and says so (`estimated`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kscope.engine.accounting import Accounted, launch_label
+from kscope.report.lines import LineShare, shared, split_int
+from kscope.report.model import Kernel
+from kscope.report.place import Place
+from kscope.trace.kernels import Launch, TraceSummary
+
+
+def _launch_places(done: Accounted) -> tuple[dict[tuple, list], dict[tuple, dict]]:
+    """Per row (phase, name): the place of each accounted launch in order, and per place the
+    (read, written) bytes its ops moved (an owner's ops counted at its first launch, as the row's
+    bytes are: accounting.bytes_per_name)."""
+    place_of_marker = {op.marker: op.place for op in done.mode.ops}
+    order: dict[tuple, list] = {}
+    moved: dict[tuple, dict] = {}
+    seen: set[int] = set()
+    for launch in done.summary.launches:
+        key = (launch.phase, launch_label(launch))
+        ops = done.by_owner.get(launch.owner, ()) if launch.owner is not None else ()
+        place = next((op.place for op in ops if op.place is not None), None)
+        if place is None and launch.seq is not None:
+            forward = done.summary.forward_seq.get(launch.seq, ())
+            place = next((p for m in forward if (p := place_of_marker.get(m)) is not None), None)
+        order.setdefault(key, []).append(place)
+        per_place = moved.setdefault(key, {})
+        per_place.setdefault(place, [0, 0])
+        if launch.owner is None or launch.owner in seen:
+            continue
+        seen.add(launch.owner)
+        for op in ops:
+            entry = per_place.setdefault(op.place if op.place is not None else place, [0, 0])
+            entry[0] += op.read
+            entry[1] += op.written
+    return order, moved
+
+
+def _measured(timed: TraceSummary, order: dict[tuple, list], calls: int) -> tuple[dict, set]:
+    """Per row, per place: the measured time per call; and the rows some call of which could not
+    be matched launch for launch (their unmatched time is under the key None, to share by bytes)."""
+    per_call: dict[str | None, dict[tuple, list[Launch]]] = {}
+    for launch in timed.launches:
+        per_call.setdefault(launch.segment, {}).setdefault((launch.phase, launch_label(launch)), []).append(launch)
+    times: dict[tuple, dict] = {}
+    unmatched: set[tuple] = set()
+    for rows in per_call.values():
+        for key, launches in rows.items():
+            mine = times.setdefault(key, {})
+            places = order.get(key, [])
+            if len(places) != len(launches):
+                unmatched.add(key)
+                mine["unmatched"] = mine.get("unmatched", 0.0) + sum(x.dur_us for x in launches) / calls
+                continue
+            for place, launch in zip(places, launches):
+                mine[place] = mine.get(place, 0.0) + launch.dur_us / calls
+    return times, unmatched
+
+
+def with_line_shares(kernels: list[Kernel], done: Accounted, timed: TraceSummary, calls: int) -> list[Kernel]:
+    """The rows, each with its LineShares (their bytes add up to the row's exactly, their time and
+    launches to the row's: measured times are the row's own)."""
+    order, moved = _launch_places(done)
+    times, unmatched = _measured(timed, order, calls)
+    out = []
+    for k in kernels:
+        key = (k.phase, k.name)
+        if key not in order:  # launched by the profiled calls only: its bytes are unknown anyway
+            out.append(replace(k, shares=shared(k.bytes_read, k.bytes_written, k.launches, k.time_us,
+                                                {p: (1.0, 1.0) for p in k.lines})))
+            continue
+        bytes_at = moved[key]
+        places: list[Place | None] = list(dict.fromkeys(list(bytes_at) + order[key]))
+        reads = _split(k.bytes_read, [bytes_at.get(p, [0, 0])[0] for p in places])
+        writes = _split(k.bytes_written, [bytes_at.get(p, [0, 0])[1] for p in places])
+        measured = times.get(key, {})
+        rest = measured.get("unmatched", 0.0)
+        moved_at = [sum(bytes_at.get(p, [0, 0])) for p in places]
+        count = len(order[key])
+        shares = []
+        for i, p in enumerate(places):
+            by_bytes = rest * (moved_at[i] / sum(moved_at) if sum(moved_at) else 1 / len(places))
+            launches = order[key].count(p) * (k.launches / count if count else 0.0)
+            shares.append(LineShare(p, reads[i], writes[i], launches, measured.get(p, 0.0) + by_bytes,
+                                    key in unmatched and len(places) > 1))
+        out.append(replace(k, shares=tuple(shares)))
+    return out
+
+
+def _split(total: int | None, weights: list[int]) -> list[int | None]:
+    return [None] * len(weights) if total is None else split_int(total, [float(w) for w in weights])
