@@ -34,6 +34,7 @@ from kscope.app.widgets.launches import LaunchCounts
 from kscope.app.widgets.log import LogPane
 from kscope.app.widgets.present import PresentView
 from kscope.app.widgets.ranks import RanksPane
+from kscope.app.widgets.roofline import RooflinePane
 from kscope.app.widgets.round_trips import RoundTripsPane
 from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
@@ -68,6 +69,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         Binding("t", "tab('round-trips')", "round trips", show=False),
         Binding("o", "tab('output')", "output", show=False),
         Binding("k", "tab('ranks')", "ranks", show=False),
+        Binding("l", "roofline", "roofline", show=False),
     ]
 
     def __init__(
@@ -125,6 +127,8 @@ class KscopeApp(PaneLinks, TalkKeys, App):
                     yield LogPane()
                 with TabPane("sweep", id="sweep"):
                     yield SweepPane()
+                with TabPane("roofline", id="roofline"):
+                    yield RooflinePane()
                 with TabPane("ranks", id="ranks"):
                     yield RanksPane()
         yield PresentView(id="present")
@@ -183,7 +187,9 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self._refresh_status()
 
     def action_tab(self, name: str) -> None:
+        """A tab's key: the tab, scrolled into view (at 80×24 the tabs are below the fold)."""
         self.query_one(TabbedContent).active = name
+        self.call_after_refresh(lambda: self.query_one("#details").scroll_visible(animate=False, top=True))
 
     def action_sweep(self) -> None:
         """z: sweep the file's sizes (a save cancels it) in the sweep tab. A run in flight (a save's)
@@ -210,8 +216,9 @@ class KscopeApp(PaneLinks, TalkKeys, App):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        # the sweep's table and plot take the kernel tables' room
+        # the sweep's table and plot take the kernel tables' room, the roofline the overview's
         self.set_class(event.pane.id == "sweep", "-sweep-tab")
+        self.set_class(event.pane.id == "roofline", "-roofline-tab")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -330,6 +337,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.query_one(BreaksPane).show(report.compiled, report.home)
         self.query_one(RoundTripsPane).show(report)
         self.query_one(RanksPane).show(report)
+        self.query_one(RooflinePane).show(report)
         self.query_one(PresentView).show(report, before)
         if not partial:
             self._show_errors(report)

@@ -1,13 +1,15 @@
-"""How choosing something in one pane lights it in the others: a kernel its lines, a round trip
-its kernels and lines, a graph break its line, a line its kernels; and h, the costliest lines. A
-mixin of KscopeApp, which owns `shown` and `good`. Its handlers go by textual's names
-(`on_<widget>_<message>`): a mixin is not a message pump, so `@on` would not register them."""
+"""How choosing something in one pane lights it in the others: a kernel its lines (and its point
+on the roofline), a round trip its kernels and lines, a graph break its line, a line its kernels;
+and h, the costliest lines. A mixin of KscopeApp, which owns `shown` and `good`. Its handlers go
+by textual's names (`on_<widget>_<message>`): a mixin is not a message pump, so `@on` would not
+register them."""
 
 from __future__ import annotations
 
 from kscope.app.widgets.breaks import BreaksPane
 from kscope.app.widgets.code import CodePane
 from kscope.app.widgets.kernels import KernelTable
+from kscope.app.widgets.roofline import RooflinePlot
 from kscope.app.widgets.round_trips import RoundTripsPane
 from kscope.app.widgets.source import SourcePane
 from kscope.report.model import Place
@@ -20,6 +22,8 @@ class PaneLinks:
         if message.mode_name == "compiled":
             for code in self.query(CodePane):
                 code.show(message.kernel)
+        for plot in self.query(RooflinePlot):  # the tab's and the presentation's
+            plot.select(message.kernel.name, message.mode_name)
 
     def on_round_trips_pane_chosen(self, message: RoundTripsPane.Chosen) -> None:
         trip = message.trip

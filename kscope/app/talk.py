@@ -1,6 +1,7 @@
-"""The app's keys for talks and sharing: p (the presentation view), v (its verdict) and e (export
-the Report on screen). A mixin of KscopeApp, which owns the state these read: `presenting`,
-`shown`, `before`, `good`, `export_dir`, `state`."""
+"""The app's keys for talks and sharing: p (the presentation view), v (its verdict), l (the
+roofline: its tab, or large while presenting) and e (export the Report on screen). A mixin of
+KscopeApp, which owns the state these read: `presenting`, `shown`, `before`, `good`,
+`export_dir`, `state`."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ class TalkKeys:
         self.set_class(self.presenting, "-present")
 
     def action_slide(self, slide: str) -> None:
-        """v (and z while presenting): the verdict (the sweep's plot) in the presentation view, or
-        back to the launches."""
+        """v (and z or l while presenting): the verdict (the sweep's plot, the roofline) in the
+        presentation view, or back to the launches."""
         present = self.query_one(PresentView)
         if not self.presenting:
             self.action_present()
@@ -28,6 +29,13 @@ class TalkKeys:
                 return
         present.choose(slide)
         present.show(self.shown, self.before)
+
+    def action_roofline(self) -> None:
+        """l: the roofline tab; while presenting, the roofline in place of everything (l again: the launches)."""
+        if self.presenting:
+            self.action_slide("roofline")
+        else:
+            self.action_tab("roofline")
 
     def action_export(self) -> None:
         """e: the Report on screen, its traces and a screenshot, into a new folder, on a thread."""

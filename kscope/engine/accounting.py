@@ -141,6 +141,23 @@ def bytes_per_name(
     return {key: (r, w, sorted_places(places)) for key, (r, w, places) in out.items()}
 
 
+def flops_per_name(done: Accounted) -> dict[tuple[str, str], int | None]:
+    """(phase, launch name) -> the FLOPs of its launches' ops over the call (engine.flops), an
+    owner's ops counted at its first launch as bytes_per_name counts their bytes; None where one
+    of them is unknown."""
+    out: dict[tuple[str, str], int | None] = {}
+    seen: set[int] = set()
+    for launch in done.summary.launches:
+        key = (launch.phase, launch_label(launch))
+        out.setdefault(key, 0)
+        if launch.owner is None or launch.owner in seen:
+            continue
+        seen.add(launch.owner)
+        for op in done.by_owner.get(launch.owner, ()):
+            out[key] = None if out[key] is None or op.flops is None else out[key] + op.flops
+    return out
+
+
 def bytes_per_launch(
     done: Accounted, names: dict, keep: Callable[[Launch], bool] = lambda launch: True
 ) -> dict[tuple[str, str], tuple[int, int, tuple]]:

@@ -44,7 +44,7 @@ def kernel_rows(
             k for k in kernels if k.kind == "extern" and k.name == launches[0].owner_name
         ]
         per_call = len(launches) / calls
-        read = written = saved = None
+        read = written = saved = flops = None
         lines = {line for k in matches for line in k.lines}
         weights = match_weights(matches)
         accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines)
@@ -68,6 +68,8 @@ def kernel_rows(
             read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
             written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
             saved = _saved(matches, firsts)
+            if all(k.flops is not None for k in matches):
+                flops = round(sum(k.flops for k in matches) * firsts / len(matches))
         elif accounted is not None and not matches:  # outside the graphs: the same op accounted
             read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
             lines.update(accounted[2])
@@ -92,6 +94,7 @@ def kernel_rows(
                 phase=phase,
                 # backward and the optimizer write nothing for a later backward
                 bytes_saved=saved if phase == "forward" else 0,
+                flops=flops,
                 shares=shared(read, written, per_call, time_us, weights or even(sorted_places(lines)),
                               *(measured_lines(launches, matches, calls) if weights else (None, None))),
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -12,6 +12,7 @@ from kscope.engine.accounting import (
     bytes_per_launch,
     bytes_per_name,
     first_call,
+    flops_per_name,
     launch_label,
     with_twins,
 )
@@ -61,6 +62,8 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
     per_name = bytes_per_name(done)
     kernels = aggregate(timed, calls, lambda key: per_name.get(key, (None, None, ())), fused=False)
     kernels = with_line_shares(kernels, done, timed, calls)
+    flops = flops_per_name(done)
+    kernels = [replace(k, flops=flops.get((k.phase, k.name))) for k in kernels]
     per_launch = bytes_per_launch(done, per_name)
     owners = {launch.owner for launch in accounting.launches}
     stray = sum(op.read + op.written for owner, ops in by_owner.items() if owner not in owners for op in ops)

@@ -18,6 +18,7 @@ from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.peak_flops import compute_dtype, peak_flops
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
 from kscope.engine.trace_export import TraceExport
@@ -77,6 +78,7 @@ def run(
 
     largest = max((a.nbytes for a in target.args if isinstance(a, torch.Tensor)), default=0)
     peak, peak_source = peak_bandwidth(device)
+    flops_peak, flops_source = peak_flops(device, compute_dtype(target.args))
     report = replace(
         report,
         target=target.name,
@@ -86,6 +88,8 @@ def run(
         target_lines=target.lines,
         peak_gbps=peak,
         peak_source=peak_source,
+        peak_flops=flops_peak,
+        peak_flops_source=flops_source,
     )
     options = request.compile
     report = replace(report, no_grad=request.no_grad, compile_options=options)

@@ -33,6 +33,7 @@ from torch.profiler import record_function
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from kscope.engine.flops import op_flops
 from kscope.engine.project import place_of
 from kscope.report.place import Place
 from kscope.trace.kernels import MARKER_PREFIX, is_custom_op
@@ -50,6 +51,8 @@ class OpTraffic:
     """The storages it read (round_trips: what an earlier op wrote and this one reads back)."""
     writes: dict = field(default_factory=dict)
     """The storages it wrote -> bytes written there."""
+    flops: int | None = 0
+    """Its floating-point operations (engine.flops); None: unknown."""
 
 
 def tensor_bytes(t: torch.Tensor) -> int:
@@ -102,7 +105,8 @@ class TrafficMode(TorchDispatchMode):
         if not self.reads_parameters:
             self.reads_parameters = any(isinstance(t, torch.nn.Parameter) for t in tree_leaves((args, kwargs)))
         reads, writes = op_storages(func, args, kwargs, out) if read or written else (frozenset(), {})
-        self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._place(), reads, writes))
+        self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._place(), reads, writes,
+                                  op_flops(func, args, kwargs, out)))
         return out
 
     def _custom(self, func, keys, args, kwargs):
@@ -118,6 +122,7 @@ class TrafficMode(TorchDispatchMode):
         finally:
             self._inside.pop()
         if not any(op.read or op.written for op in self.ops[own.marker + 1:]):
+            own.flops = None  # a kernel of its own (C++, Triton): what it computes is not known
             own.read, own.written = op_traffic(func, args, kwargs, out)
             own.reads, own.writes = op_storages(func, args, kwargs, out)
         return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kscope.render import lines, view
+from kscope.render import lines, roofline, view
 from kscope.render.ranks_rows import (
     COLLECTIVE_HEADER,
     OVERVIEW_HEADER,
@@ -39,6 +39,8 @@ def report_markdown(report: Report) -> str:
                     for c in lines.costliest(report)]
             parts.append(f"#### Costliest lines ({len(rows)} of {len(report.line_costs)})\n\n"
                          + table(lines.HEADER, rows, "lrrrrrl"))
+        if roofline.any_flops(report):
+            parts.append(_roofline(report))
     if report.ranks:
         parts += ranks_markdown(report)
     if report.traces:
@@ -47,6 +49,13 @@ def report_markdown(report: Report) -> str:
     parts += _listed("Notes", [cell(n) for n in report.notes])
     parts += _listed("Errors", [_error(e) for e in report.errors])
     return "\n\n".join(parts) + "\n"
+
+
+def _roofline(report: Report) -> str:
+    rows = [[code(x) if i == 1 else cell(x) for i, x in enumerate(roofline.row(p, UNKNOWN))]
+            for p in roofline.points(report)]
+    return ("#### Roofline (FLOP/byte and FLOP/s)\n\n" + table(roofline.HEADER, rows, "llrrrrlr")
+            + f"\n\n{cell(roofline.peaks_line(report, UNKNOWN))}")
 
 
 def _error(e: RunError) -> str:

@@ -1,5 +1,5 @@
 """A whole Report as `--once` prints it (rich): header, both modes side by side, the summary,
-timing, compile, round trips, fused kernels, the costliest lines, ranks, notes and errors."""
+timing, compile, round trips, fused kernels, the costliest lines, the roofline, ranks, notes and errors."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rich.text import Text
 
 from kscope.render.lines import lines_table
 from kscope.render.ranks import render_ranks
+from kscope.render.roofline import roofline_table
 from kscope.render.tables import (
     SideBySide,
     compile_line,
@@ -44,6 +45,9 @@ def render_report(report: Report) -> RenderableType:
     lines = lines_table(report)
     if lines is not None:
         parts.append(lines)
+    roofline = roofline_table(report)  # None until some kernel's FLOPs are known
+    if roofline is not None:
+        parts.append(roofline)
     if report.ranks:
         parts.append(render_ranks(report))
     for note in report.notes:

@@ -28,6 +28,7 @@ from kscope.report.model import (
     RunError,
 )
 from kscope.report.place import Place
+from kscope.report.roofline import point
 from kscope.report.speedup import Speedup
 from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
@@ -42,13 +43,15 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "torch_version": r.torch_version,
         "largest_input_bytes": r.largest_input_bytes,
         "reads_parameters": r.reads_parameters,
-        "eager": mode_to_dict(r.eager, compiled=False),
-        "compiled": mode_to_dict(r.compiled, compiled=True),
+        "eager": mode_to_dict(r.eager, compiled=False, roofs=(r.peak_flops, r.peak_gbps)),
+        "compiled": mode_to_dict(r.compiled, compiled=True, roofs=(r.peak_flops, r.peak_gbps)),
         "errors": [error_to_dict(e) for e in r.errors],
         "notes": list(r.notes),
         "wall_s": round(r.wall_s, 3),
         "peak_gbps": _round(r.peak_gbps),
         "peak_source": r.peak_source,
+        "peak_flops": _round(r.peak_flops),
+        "peak_flops_source": r.peak_flops_source,
         "speedup": None
         if r.speedup is None
         else {
@@ -70,7 +73,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
         "compile_options": None if r.compile_options is None else compile_options_to_dict(r.compile_options),
         "traces": None if r.traces is None else dict(r.traces),
-        "ranks": ranks_to_list(r.ranks),
+        "ranks": ranks_to_list(r.ranks, (r.peak_flops, r.peak_gbps)),
         "files": list(r.files),
         "root": r.root,
         "sources": dict(r.sources),
@@ -96,6 +99,8 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         target_lines=tuple(d["target_lines"]) if d.get("target_lines") else None,
         peak_gbps=d.get("peak_gbps"),
         peak_source=d.get("peak_source", ""),
+        peak_flops=d.get("peak_flops"),
+        peak_flops_source=d.get("peak_flops_source", ""),
         speedup=_speedup_from_dict(d.get("speedup")),
         backward=Backward(d["backward"]["loss"], tuple(d["backward"]["grads_of"])) if d.get("backward") else None,
         no_grad=d.get("no_grad", False),
@@ -123,7 +128,8 @@ def error_to_dict(e: RunError) -> dict[str, Any]:
     return d
 
 
-def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | None:
+def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: tuple = (None, None)) -> dict[str, Any] | None:
+    """roofs: the device's peak FLOP/s and GB/s, to place each kernel on the roofline."""
     if m is None:
         return None
     out: dict[str, Any] = {
@@ -151,7 +157,7 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | No
         },
         "bytes_saved_for_backward": m.bytes_saved,
         "round_trips": None if m.round_trips is None else [_trip_to_dict(t) for t in m.round_trips],
-        "kernels": [_kernel_to_dict(k) for k in m.kernels],
+        "kernels": [_kernel_to_dict(k, roofs) for k in m.kernels],
         "collectives": [collective_to_dict(c) for c in m.collectives],
     }
     if compiled:
@@ -164,7 +170,8 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool) -> dict[str, Any] | No
     return out
 
 
-def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
+def _kernel_to_dict(k: Kernel, roofs: tuple = (None, None)) -> dict[str, Any]:
+    p = point("", k, *roofs)
     return {
         "name": k.name,
         "kind": k.kind,
@@ -180,6 +187,11 @@ def _kernel_to_dict(k: Kernel) -> dict[str, Any]:
         "what": k.what,
         "lines": [place_to_dict(p) for p in k.lines],
         "shares": [_share_to_dict(x) for x in k.shares],
+        "flops": k.flops,
+        "intensity": None if p.intensity is None else round(p.intensity, 4),
+        "achieved_gflops": _round(None if p.achieved is None else p.achieved / 1e9),
+        "bound": p.bound,
+        "roof_percent": None if p.roof_percent is None else round(p.roof_percent, 1),
         "code": k.code,
     }
 
@@ -273,6 +285,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
             phase=k.get("phase", "forward"),
             bytes_saved=k.get("bytes_saved_for_backward"),
             shares=tuple(_share_from_dict(x, home) for x in k.get("shares", ())),
+            flops=k.get("flops"),
         )
         for k in d.get("kernels", ())
     )
@@ -340,13 +353,14 @@ def collective_from_dict(d: dict[str, Any]) -> Collective:
                       d.get("phase", "forward"), d.get("after"), d.get("before"))
 
 
-def ranks_to_list(ranks: tuple[RankResult, ...] | None) -> list[dict] | None:
+def ranks_to_list(ranks: tuple[RankResult, ...] | None, roofs: tuple = (None, None)) -> list[dict] | None:
     if ranks is None:
         return None
     return [
         {
             "rank": r.rank, "stage": r.stage, "wall_s": _round(r.wall_s),
-            "eager": mode_to_dict(r.eager, compiled=False), "compiled": mode_to_dict(r.compiled, compiled=True),
+            "eager": mode_to_dict(r.eager, compiled=False, roofs=roofs),
+            "compiled": mode_to_dict(r.compiled, compiled=True, roofs=roofs),
             "errors": [error_to_dict(e) for e in r.errors], "notes": list(r.notes),
         }
         for r in ranks

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.lines import LineCost, LineShare, line_costs
 from kscope.report.measures import Traffic, add_known, gbps
+from kscope.report.phases import PHASES, PhaseTotals, phase_totals
 from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
@@ -35,9 +36,9 @@ graphs did (`cuda_graphs`).
 place in a file (Place: project files relative to `root`, library files inside their library, with
 the library's line an op was issued from); `sources` has the text of every file holding one.
 11: each kernel shares its figures among the lines it came from (`shares`, report.lines); the
-Report's JSON has `line_costs`, each line's total in both modes (derived from the shares)."""
+Report's JSON has `line_costs`, each line's total in both modes (derived from the shares). Each
+kernel has its `flops` and its place on the roofline; the Report has the device's `peak_flops`."""
 
-PHASES = ("forward", "backward", "optimizer")
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class Kernel:
     does not know (an eager op: max-pool's indices are written for backward only too)."""
     shares: tuple[LineShare, ...] = ()
     """Its figures shared among the lines it came from (report.lines); they add up to the row's."""
+    flops: int | None = None
+    """Floating-point operations per call (report.roofline says how they are counted); None: unknown."""
 
     @property
     def bytes_total(self) -> int | None:
@@ -104,42 +107,6 @@ class RoundTrip:
     count: int = 1
     """How many such buffers (same producer, consumers, lines and reason): a loop of 5,000 adds is
     one entry of 4,999; `bytes` is all of them, `buffer` the first."""
-
-
-@dataclass(frozen=True)
-class PhaseTotals:
-    """One phase of a mode: the sum of its kernels."""
-
-    phase: str
-    launches: float
-    bytes_read: int | None
-    bytes_written: int | None
-    kernel_time_us: float
-
-    @property
-    def bytes_total(self) -> int | None:
-        return add_known(self.bytes_read, self.bytes_written)
-
-
-def phase_totals(kernels: tuple[Kernel, ...] | list[Kernel]) -> tuple[PhaseTotals, ...]:
-    """Per phase that ran, in PHASES order: launches, bytes (unknown if any kernel's is) and time."""
-    out = []
-    for phase in PHASES:
-        mine = [k for k in kernels if k.phase == phase]
-        if not mine:
-            continue
-        read = [k.bytes_read for k in mine]
-        written = [k.bytes_written for k in mine]
-        out.append(
-            PhaseTotals(
-                phase,
-                sum(k.launches for k in mine),
-                None if None in read else sum(read),
-                None if None in written else sum(written),
-                sum(k.time_us for k in mine),
-            )
-        )
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -253,6 +220,12 @@ class ModeResult(Traffic):
         return next((p for p in self.phases if p.phase == name), None)
 
     @property
+    def flops(self) -> int | None:
+        """The kernels' FLOPs per call; None when any kernel's are unknown."""
+        values = [k.flops for k in self.kernels]
+        return None if None in values else sum(values)
+
+    @property
     def bytes_known(self) -> int:
         """The bytes of the rows whose bytes are known: a floor under the total when some are not."""
         return sum(k.bytes_read + k.bytes_written for k in self.kernels if k.bytes_read is not None and k.bytes_written is not None)
@@ -320,6 +293,9 @@ class Report:
     peak_gbps: float | None = None
     """The device's memory bandwidth, to judge achieved GB/s against."""
     peak_source: str = ""
+    peak_flops: float | None = None
+    """The device's peak FLOP/s for the dtype that ran (report.roofline); None: unknown."""
+    peak_flops_source: str = ""
     speedup: Speedup | None = None
     backward: Backward | None = None
     """Set when kscope ran backward after the target (--backward)."""

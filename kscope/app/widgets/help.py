@@ -40,6 +40,11 @@ under `torch.profiler`, and shows what ran.
   size, launches, bytes per element and wall time per call, eager → compiled, the compiled kernel that ran and
   whether torch.compile recompiled; the plot shows time per call and GB/s against n, and where compiled pulls away.
 
+- **roofline** (`l`) — each kernel, eager and compiled, as a point: its FLOPs per byte moved (x) against the FLOP/s
+  it achieved (y), log-log, under the device's two roofs (memory bandwidth × FLOP/byte up to the ridge, then peak
+  FLOP/s); the kernel selected in a kernel table is marked ◆. A kernel whose FLOPs kscope cannot count is left
+  out, and the caption says so (never shown as 0); `--once` and `--markdown` print the same as a table.
+
 - **modes** — `m` (or `--mode`) steps torch.compile through default, reduce-overhead, max-autotune and
   max-autotune-no-cudagraphs and re-runs; the status line shows the mode and any `--option`, and the Δ line reads
   "default→max-autotune" as an A/B. max-autotune's choices (inductor's own timings of each candidate) are listed
@@ -57,6 +62,7 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `p` | presentation view: launches, array-sized transfers and the fused kernel as large as the window allows |
 | `v` | the verdict, large, in the presentation view (`v` again: the launches) |
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
+| `l` | the roofline tab (while presenting: the roofline in place of the figures, `l` again: the launches) |
 | `f` `s` `c` `b` `t` `o` | fused kernels / source / code / graph breaks / round trips / output tab |
 | `h` | the costliest lines of the run, hottest first, in the source tab (`h` again: back to the file) |
 | `tab` / `shift+tab` | move between panes |

@@ -2,7 +2,7 @@
 as large as the window allows, in high contrast: launches eager → compiled, array-sized transfers
 eager → compiled as two thick bars, and the fused kernel's name. Below them, what changed since the
 last save (the Δ line), marked without animation. v puts the verdict in the launches' place; z the
-size sweep's plot in place of everything.
+size sweep's plot in place of everything, l the roofline.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from textual.containers import Vertical
 from textual.widgets import Label, Static
 
 from kscope.app.widgets.bigtext import BigText
+from kscope.app.widgets.roofline import RooflinePlot
 from kscope.app.widgets.sweep import SweepPlot
 from kscope.render.text import fmt_bytes, fmt_count
 from kscope.render.verdict import busy, change_line, explanation, verdict_text
 from kscope.render.view import mode_change
 from kscope.report.model import Kernel, Report
 
-SLIDES = ("launches", "verdict", "sweep")
+SLIDES = ("launches", "verdict", "sweep", "roofline")
 
 
 def figure(value: float | None) -> str:
@@ -83,6 +84,9 @@ class PresentView(Vertical):
     PresentView #present-plot { height: 1fr; display: none; }
     PresentView.-sweep #present-plot { display: block; }
     PresentView.-sweep > .figures { display: none; }
+    PresentView #present-roofline { height: 1fr; display: none; }
+    PresentView.-roofline #present-roofline { display: block; }
+    PresentView.-roofline > .figures { display: none; }
     """
 
     slide = "launches"
@@ -96,11 +100,13 @@ class PresentView(Vertical):
         yield BigText(id="present-name", classes="figures")
         yield Label("", id="present-change", classes="figures")
         yield SweepPlot(id="present-plot")
+        yield RooflinePlot(id="present-roofline")
 
     def choose(self, slide: str) -> None:
-        """Show a slide: v and z toggle theirs, falling back to the launches."""
+        """Show a slide: v, z and l toggle theirs, falling back to the launches."""
         self.slide = "launches" if slide == self.slide else slide
         self.set_class(self.slide == "sweep", "-sweep")
+        self.set_class(self.slide == "roofline", "-roofline")
 
     def show(self, report: Report | None, before: Report | None) -> None:
         e = report.eager if report else None
@@ -137,6 +143,7 @@ class PresentView(Vertical):
         ]
         change.update("\n".join(lines) if all(lines) else "Δ: what changed appears here after the next save")
         change.set_class(not all(lines), "-none")
+        self.query_one(RooflinePlot).show(report)
 
     def show_sweep(self, report: Report | None) -> None:
         self.query_one(SweepPlot).show(report)

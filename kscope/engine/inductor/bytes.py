@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from kscope.engine.inductor.node_flops import node_flops
+from kscope.engine.inductor.sizes import hint, iterations
+
 _TMP = re.compile(r"\btmp\d+\b")
 
 
@@ -71,6 +74,8 @@ class NodeBytes:
     unknown: str | None = None
     """Why read and written are None: a data-dependent size, which inductor's count (and any hint)
     could only guess at compile time."""
+    flops: int | None = None
+    """Inductor's FLOPs for the node (engine.inductor.node_flops); None: unknown."""
 
 
 def saved_for_backward(nodes) -> frozenset[str] | None:
@@ -125,9 +130,10 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     out.outputs = {buf.get_name(): _buffer_bytes(buf.node) for buf in node.get_outputs()}
     out.inputs = sorted({dep.name for dep in node.read_writes.reads} - set(out.outputs))
     out.reduction = bool(getattr(node, "is_reduction", lambda: False)())
+    out.flops = node_flops(node, kind)
     if _data_dependent(node):
         # inductor's own count hints such a size with 0: a guess, never shown as a count
-        out.read = out.written = out.saved = None
+        out.read = out.written = out.saved = out.flops = None
         out.unknown = DATA_DEPENDENT
         return out
     if saved is None:
@@ -177,7 +183,7 @@ def _data_dependent(node) -> bool:
     deps = [d for d in node.read_writes.reads | node.read_writes.writes if not isinstance(d, WeakDep)]
     sizes = [d.get_numel() for d in deps]
     sizes += [s for sn in node.get_nodes() for group in getattr(sn, "_sizes", None) or () for s in group]
-    return any(_hint(s) is None for s in sizes) or any(_buffer_bytes(b.node) is None for b in node.get_outputs())
+    return any(hint(s) is None for s in sizes) or any(_buffer_bytes(b.node) is None for b in node.get_outputs())
 
 
 def _fallback_only(extern) -> tuple[set[str], str | None]:
@@ -217,7 +223,7 @@ def _buffer_bytes(buf) -> int | None:
     # `layout`, not get_layout(): a multi-output call's buffer raises on get_layout()
     if not isinstance(buf, ir.Buffer) or isinstance(getattr(buf, "layout", None), (ir.NoneLayout, ir.MultiOutputLayout)):
         return 0
-    numel = _hint(buf.get_numel())
+    numel = hint(buf.get_numel())
     return None if numel is None else numel * get_dtype_size(buf.get_dtype())
 
 
@@ -239,17 +245,17 @@ def _gathered_bytes(node, name: str) -> int | None:
                 # the same load in two sub-nodes names its index temporaries differently
                 indirect[(_TMP.sub("tmp", str(dep.index)), tuple(dep.size))] = dep
             else:
-                direct += _hint(dep.get_numel())
+                direct += hint(dep.get_numel())
     if not indirect:
         return None
     buffer = V.graph.get_buffer(name)
     if buffer is None:
         return None
-    loaded = {key: _iterations(sn) for sn in node.get_nodes() for key in _indirect_keys(sn, name)}
-    elements = sum(max(math.prod(_hint(s) for s in dep.size), loaded.get(key, 0)) for key, dep in indirect.items())
+    loaded = {key: iterations(sn) for sn in node.get_nodes() for key in _indirect_keys(sn, name)}
+    elements = sum(max(math.prod(hint(s) for s in dep.size), loaded.get(key, 0)) for key, dep in indirect.items())
     if direct:
         elements += direct
-    return min(elements, _hint(V.graph.get_numel(name))) * get_dtype_size(buffer.get_dtype())
+    return min(elements, hint(V.graph.get_numel(name))) * get_dtype_size(buffer.get_dtype())
 
 
 def _indirect_keys(sn, name: str) -> list[tuple]:
@@ -262,29 +268,9 @@ def _indirect_keys(sn, name: str) -> list[tuple]:
     ]
 
 
-def _iterations(sn) -> int:
-    """How many times a scheduler node's loop body runs (its pointwise ranges by its reduction's)."""
-    ranges = getattr(sn, "_sizes", None) or ()
-    return math.prod(_hint(s) for group in ranges for s in group)
-
-
-def _hint(expr) -> int | None:
-    """A size's value as compiled; None for one with no hint: a data-dependent size (an unbacked
-    symbol no user hint names), whose every hint is a guess."""
-    import sympy
-    from torch._inductor.virtualized import V
-    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-
-    sizevars = V.graph.sizevars
-    expr = sizevars.simplify(sympy.sympify(expr))
-    if free_unbacked_symbols(expr) - set(getattr(sizevars, "var_to_hint_override", None) or ()):
-        return None
-    return int(sizevars.optimization_hint(expr))
-
-
 def _layout(buf) -> str:
-    size = [_hint(s) for s in buf.get_size()]
-    stride = [_hint(s) for s in buf.get_stride()]
+    size = [hint(s) for s in buf.get_size()]
+    stride = [hint(s) for s in buf.get_stride()]
     if len(size) == 4:
         n, c, h, w = size
         if stride == [h * w * c, 1, w * c, c]:
@@ -306,7 +292,7 @@ def assign_to_kernels(
     nodes that matched no kernel."""
     out = {
         h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True,
-            "outputs": {}, "inputs": [], "nodes": [], "reduced": [], "unknown": None}
+            "outputs": {}, "inputs": [], "nodes": [], "reduced": [], "unknown": None, "flops": 0}
         for h, _, _ in handles
     }
     stray, cursor = 0, 0
@@ -325,6 +311,7 @@ def assign_to_kernels(
         entry["read"] = None if entry["read"] is None or node.read is None else entry["read"] + node.read
         entry["written"] = None if entry["written"] is None or node.written is None else entry["written"] + node.written
         entry["unknown"] = entry["unknown"] or node.unknown
+        entry["flops"] = None if entry["flops"] is None or node.flops is None else entry["flops"] + node.flops
         entry["saved"] = None if entry["saved"] is None or node.saved is None else entry["saved"] + node.saved
         entry["corrections"] += node.corrections
         entry["copies"] += node.copies

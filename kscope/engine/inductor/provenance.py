@@ -53,6 +53,8 @@ class CompiledKernel:
     """Of bytes_written, what a training forward writes only for backward to read (None: unknown)."""
     unknown: str | None = None
     """Why its bytes are unknown, where kscope knows (a data-dependent size)."""
+    flops: int | None = None
+    """Inductor's FLOPs for it, per run (engine.inductor.node_flops); None: unknown."""
     weights: tuple[tuple[Place | None, float, float], ...] = ()
     """(place, read weight, written weight) of its lines: how its bytes are shared among them
     (engine.inductor.node_lines)."""
@@ -165,6 +167,7 @@ def compiled_kernels(
                 bytes_saved=None if rw is None else rw.get("saved"),
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
                 unknown=None if rw is None else rw.get("unknown"),
+                flops=None if rw is None else rw.get("flops"),
                 weights=line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines),
             )
         )

@@ -1,0 +1,89 @@
+"""The device's peak FLOP/s for the dtype that runs: the roofline's compute roof (report.roofline).
+
+On a GPU from the vendor's data sheet of the exact part CUDA names, dense (no sparsity), for the
+dtype: fp32 as CUDA cores run it (torch's default matmul precision, no TF32), bf16 and fp16 on the
+tensor cores. A part or a dtype not in the table is unknown, and says so. On the CPU, for fp32,
+measured once per worker: the best of twenty 1024² matmuls on one thread (2·n³ FLOPs each), times
+torch's threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import torch
+
+from kscope.engine.bandwidth import _VENDOR
+
+TFLOPS = {
+    "H200": {"float32": 67.0, "bfloat16": 989.4, "float16": 989.4},
+    "H100 80GB HBM3": {"float32": 67.0, "bfloat16": 989.4, "float16": 989.4},
+    "H100 PCIe": {"float32": 51.2, "bfloat16": 756.0, "float16": 756.0},
+    "A100-SXM4-80GB": {"float32": 19.5, "bfloat16": 312.0, "float16": 312.0},
+    "A100-SXM4-40GB": {"float32": 19.5, "bfloat16": 312.0, "float16": 312.0},
+    "A100 80GB PCIe": {"float32": 19.5, "bfloat16": 312.0, "float16": 312.0},
+    "A100-PCIE-40GB": {"float32": 19.5, "bfloat16": 312.0, "float16": 312.0},
+    "L40S": {"float32": 91.6, "bfloat16": 362.05, "float16": 362.05},
+    "L4": {"float32": 30.3, "bfloat16": 121.0, "float16": 121.0},
+    "V100-SXM2-16GB": {"float32": 15.7, "float16": 125.0},
+    "V100-SXM2-32GB": {"float32": 15.7, "float16": 125.0},
+    "T4": {"float32": 8.1, "float16": 65.0},
+}
+"""Dense TFLOP/s by part (the name CUDA reports, vendor prefix dropped) and dtype, from the data sheets."""
+
+CPU_N = 1024
+
+
+def compute_dtype(args) -> torch.dtype:
+    """The dtype the target computes in, as kscope takes it: its largest floating-point input's;
+    torch's default where it has none (a model handed token ids)."""
+    floats = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    return max(floats, key=lambda t: t.nbytes).dtype if floats else torch.get_default_dtype()
+
+
+def gpu_peak_flops(name: str, dtype: torch.dtype) -> tuple[float | None, str]:
+    part = name.strip()
+    for prefix in _VENDOR:
+        if part.startswith(prefix):
+            part = part[len(prefix):]
+            break
+    kind = str(dtype).removeprefix("torch.")
+    if part not in TFLOPS:
+        return None, f"unknown: {name!r} is not in kscope's table of data sheets (engine/peak_flops.py)"
+    if kind not in TFLOPS[part]:
+        return None, f"unknown: no {kind} figure for {part} in kscope's table (engine/peak_flops.py)"
+    return TFLOPS[part][kind] * 1e12, f"data sheet of {part}, {kind}, dense"
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_matmul_flops(n: int = CPU_N, repeats: int = 20) -> float:
+    """Measured once per process: the best of `repeats` fp32 n×n matmuls on one thread, 2·n³ FLOPs
+    over time, times the threads torch runs kernels on. One thread, because on a shared machine a
+    matmul on all threads varies by a third from one process to the next (measured: 231-316
+    GFLOP/s on 2 threads, 159-167 on one: benchmarks/peak_flops.py)."""
+    threads = torch.get_num_threads()
+    a = torch.randn(n, n)
+    b = torch.randn(n, n)
+    torch.set_num_threads(1)
+    try:
+        out = a @ b  # warm: the first call allocates and picks the BLAS path
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.mm(a, b, out=out)
+            best = min(best, time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(threads)
+    return 2 * n**3 / best * threads
+
+
+def peak_flops(device: torch.device, dtype: torch.dtype) -> tuple[float | None, str]:
+    if device.type == "cuda":
+        return gpu_peak_flops(torch.cuda.get_device_name(device), dtype)
+    if device.type != "cpu":
+        return None, f"unknown: kscope has no peak for {device.type}"
+    if dtype != torch.float32:
+        return None, f"unknown: kscope measures the CPU's fp32 peak only (the target computes in {str(dtype).removeprefix('torch.')})"
+    threads = torch.get_num_threads()
+    return cpu_matmul_flops(), f"a {CPU_N}² fp32 matmul on one thread, measured once per worker, × {threads} threads"
