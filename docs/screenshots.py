@@ -8,7 +8,9 @@ kscope-sweep-120x40.svg: samples/add_relu.py with `z` pressed (a size sweep, 10Â
 kscope-round-trips-120x40.svg: samples/matmul_gelu.py with the round trips tab (`t`);
 kscope-modes-120x40.svg: samples/linear_frozen.py frozen, reduce-overhead then `m` (max-autotune);
 kscope-present-100x30.svg: the presentation view (--present) after the `* 2` save;
-kscope-ranks-120x40.svg: samples/allreduce.py with --nproc 2, the ranks tab (`k`).
+kscope-ranks-120x40.svg: samples/allreduce.py with --nproc 2, the ranks tab (`k`);
+kscope-lines-120x40.svg and kscope-roofline-120x40.svg: samples/project/bench.py with `h` (the
+costliest lines), with `l` (the roofline tab).
 kscope-browser.png and kscope-serve-present.png (`kscope serve` in chromium) are made by
 docs/browser_screenshot.py.
 """
@@ -110,6 +112,9 @@ SHOTS = {
         sample="project/bench.py", size=(120, 40), edit_file="model.py", spec=dict(no_grad=True),
         edit=lambda text: text.replace("F.gelu(", "F.silu("), then=["tab", "tab", "down", "down", "s"],
     ),
+    # the same project: the costliest lines of the run (h), then its roofline (l)
+    "kscope-lines-120x40.svg": dict(sample="project/bench.py", size=(120, 40), then="h"),
+    "kscope-roofline-120x40.svg": dict(sample="project/bench.py", size=(120, 40), then="l"),
     "kscope-modes-120x40.svg": dict(
         sample="linear_frozen.py", size=(120, 40), keys="m", then="t",
         spec=dict(no_grad=True, compile={"mode": "reduce-overhead",

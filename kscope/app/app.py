@@ -189,7 +189,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
     def action_tab(self, name: str) -> None:
         """A tab's key: the tab, scrolled into view (at 80×24 the tabs are below the fold)."""
         self.query_one(TabbedContent).active = name
-        self.call_after_refresh(lambda: self.query_one("#details").scroll_visible(animate=False, top=True))
+        self.call_after_refresh(lambda: [d.scroll_visible(animate=False, top=True) for d in self.query("#details")])
 
     def action_sweep(self) -> None:
         """z: sweep the file's sizes (a save cancels it) in the sweep tab. A run in flight (a save's)

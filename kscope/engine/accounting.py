@@ -150,7 +150,10 @@ def flops_per_name(done: Accounted) -> dict[tuple[str, str], int | None]:
     for launch in done.summary.launches:
         key = (launch.phase, launch_label(launch))
         out.setdefault(key, 0)
-        if launch.owner is None or launch.owner in seen:
+        if launch.owner is None:  # a kernel no ATen op of the call owns (a user's Triton kernel): unknown
+            out[key] = None
+            continue
+        if launch.owner in seen:
             continue
         seen.add(launch.owner)
         for op in done.by_owner.get(launch.owner, ()):

@@ -33,6 +33,8 @@ TFLOPS = {
 """Dense TFLOP/s by part (the name CUDA reports, vendor prefix dropped) and dtype, from the data sheets."""
 
 CPU_N = 1024
+_THREADS: dict[int, int] = {}
+"""The threads each measured peak was multiplied by, for its source's words."""
 
 
 def compute_dtype(args) -> torch.dtype:
@@ -63,8 +65,9 @@ def cpu_matmul_flops(n: int = CPU_N, repeats: int = 20) -> float:
     matmul on all threads varies by a third from one process to the next (measured: 231-316
     GFLOP/s on 2 threads, 159-167 on one: benchmarks/peak_flops.py)."""
     threads = torch.get_num_threads()
-    a = torch.randn(n, n)
-    b = torch.randn(n, n)
+    random = torch.Generator().manual_seed(0)  # not the global generator: the user's draws stay theirs
+    a = torch.rand(n, n, generator=random)
+    b = torch.rand(n, n, generator=random)
     torch.set_num_threads(1)
     try:
         out = a @ b  # warm: the first call allocates and picks the BLAS path
@@ -75,6 +78,7 @@ def cpu_matmul_flops(n: int = CPU_N, repeats: int = 20) -> float:
             best = min(best, time.perf_counter() - start)
     finally:
         torch.set_num_threads(threads)
+    _THREADS[n] = threads
     return 2 * n**3 / best * threads
 
 
@@ -85,5 +89,5 @@ def peak_flops(device: torch.device, dtype: torch.dtype) -> tuple[float | None, 
         return None, f"unknown: kscope has no peak for {device.type}"
     if dtype != torch.float32:
         return None, f"unknown: kscope measures the CPU's fp32 peak only (the target computes in {str(dtype).removeprefix('torch.')})"
-    threads = torch.get_num_threads()
-    return cpu_matmul_flops(), f"a {CPU_N}² fp32 matmul on one thread, measured once per worker, × {threads} threads"
+    value = cpu_matmul_flops()
+    return value, f"a {CPU_N}² fp32 matmul on one thread, measured once per worker, × {_THREADS[CPU_N]} threads"

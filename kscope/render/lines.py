@@ -16,7 +16,7 @@ NO_LINE = "(no line)"
 
 def costliest(report: Report, n: int = SHOWN) -> tuple[LineCost, ...]:
     """The n costliest lines (compiled time, else eager: LineCost.hottest_us); the work tied to
-    no line is listed among them only if it is that costly."""
+    no line is listed among them if it is that costly."""
     return report.line_costs[:n] if n else report.line_costs
 
 
@@ -102,8 +102,8 @@ def lines_table(report: Report):
     title = "costliest lines: bytes, µs and eager launches per call"
     table = Table(title=f"{title} ({len(shown)} of {len(report.line_costs)})" if more else title,
                   title_justify="left", expand=True, pad_edge=False,
-                  caption="≈: a fused kernel's time shared among its lines by their bytes" if any(
-                      c.compiled and c.compiled.estimated for c in shown) else None)
+                  caption="≈: a kernel's time shared among its lines by their bytes" if any(
+                      m is not None and m.estimated for c in shown for m in (c.eager, c.compiled)) else None)
     for i, column in enumerate(NARROW):
         last = i == len(NARROW) - 1
         table.add_column(column, justify="left" if i == 0 or last else "right", no_wrap=not last, overflow="fold",

@@ -38,7 +38,8 @@ def report_markdown(report: Report) -> str:
             rows = [[cell(x) if i else code(x) for i, x in enumerate(lines.row(c, report.home, UNKNOWN))]
                     for c in lines.costliest(report)]
             parts.append(f"#### Costliest lines ({len(rows)} of {len(report.line_costs)})\n\n"
-                         + table(lines.HEADER, rows, "lrrrrrl"))
+                         + table(lines.HEADER, rows, "lrrrrrl")
+                         + "\n\n≈: a kernel's time shared among its lines by their bytes, not measured per line")
         if roofline.any_flops(report):
             parts.append(_roofline(report))
     if report.ranks:

@@ -80,8 +80,11 @@ def peaks_line(report: Report, unknown: str = "?") -> str:
         + (f" ({report.peak_source})" if report.peak_source else "")
     meet = ridge(report.peak_flops, report.peak_gbps)
     line = f"peak {flops}, {gbps}; ridge {unknown if meet is None else _sig(meet)} FLOP/byte"
-    if any((p.roof_percent or 0) > 100 for p in points(report)):
-        line += "; over 100%: faster than the memory roof measured, its data was in cache"
+    over = {p.bound for p in points(report) if (p.roof_percent or 0) > 100}
+    if "memory" in over:
+        line += "; over 100% of the memory roof: its data came from cache, faster than the memory measured"
+    if "compute" in over:
+        line += "; over 100% of the compute roof: the peak may be another precision's than the one that ran (TF32, autocast)"
     return line
 
 

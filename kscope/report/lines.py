@@ -89,7 +89,7 @@ def _sum_mode(shares: list[tuple[str, LineShare]]) -> LineMode | None:
 
 def line_costs(eager, compiled) -> tuple[LineCost, ...]:
     """Each line that issued work in either mode (ModeResult or None), costliest first
-    (LineCost.hottest_us), the line None (work tied to no line) last."""
+    (LineCost.hottest_us); the line None (work tied to no line) among them by its cost."""
     found: dict[tuple, Place | None] = {}
     per_mode: list[dict[tuple, list]] = []
     for mode in (eager, compiled):
@@ -102,7 +102,7 @@ def line_costs(eager, compiled) -> tuple[LineCost, ...]:
         per_mode.append(mine)
     costs = [LineCost(place, _sum_mode(per_mode[0].get(key, [])), _sum_mode(per_mode[1].get(key, [])))
              for key, place in found.items()]
-    return tuple(sorted(costs, key=lambda c: (c.place is None, -c.hottest_us, -(c.eager.time_us if c.eager else 0.0),
+    return tuple(sorted(costs, key=lambda c: (-c.hottest_us, -(c.eager.time_us if c.eager else 0.0), c.place is None,
                                               place_key(c.place) if c.place else ())))
 
 

@@ -6,6 +6,7 @@ tests and exports. Nothing here imports torch, so the UI process can load it fre
 
 from __future__ import annotations
 
+import functools
 import os.path
 from dataclasses import dataclass, field
 
@@ -333,8 +334,10 @@ class Report:
             return bool(self.sweep.points) and not self.errors
         return self.eager is not None and self.compiled is not None and not self.errors
 
-    @property
+    @functools.cached_property
     def line_costs(self) -> tuple[LineCost, ...]:
+        """Each line's cost in both modes, costliest first (report.lines); computed once, as a
+        Report never changes (the source tab reads it for every line it draws)."""
         return line_costs(self.eager, self.compiled)
 
     def transfers(self, nbytes: int | None) -> float | None:

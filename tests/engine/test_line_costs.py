@@ -169,3 +169,64 @@ def test_a_backward_line_costs_its_gradient_kernels_too(tmp_path):
     compiled_backward = [k for k in r.compiled.kernels if k.phase == "backward" and k.fused]
     assert compiled_backward and all(s.place == relu for k in compiled_backward for s in k.shares)
     assert sum(c.compiled.bytes_total for c in r.line_costs if c.compiled) == r.compiled.bytes_total
+
+
+def test_a_torch_helper_called_from_two_lines_charges_each_line_its_own_loads(tmp_path):
+    # F.relu's op is issued inside torch/nn/functional.py for both lines: each node keeps its own
+    # stack trace, so b's and c's loads are the second line's, a's the first's
+    path = write_target(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        def helpers(a, b, c):
+            x = F.relu(a)
+            y = F.relu(b) * c
+            return x + y
+
+        def inputs(device):
+            return tuple(torch.randn(1_000_000, device=device) for _ in range(3))
+        """)
+    r = run_ok(path, calls=2)
+    first, second, last = at(path, "x = F.relu(a)"), at(path, "y = F.relu(b) * c"), at(path, "return x + y")
+    assert_shares_add_up(r.compiled)
+    (kernel,) = r.compiled.kernels
+    by_line = {s.place: (s.bytes_read, s.bytes_written) for s in kernel.shares}
+    assert by_line == {first: (MB4, 0), second: (2 * MB4, 0), last: (0, MB4)}
+
+
+def test_an_in_place_update_stores_at_the_line_that_computes_the_new_value(tmp_path):
+    path = write_target(tmp_path, """
+        import torch
+
+        def update(x, y):
+            x.mul_(2)
+            x.add_(y)
+            return x
+
+        def inputs(device):
+            return torch.randn(1_000_000, device=device), torch.randn(1_000_000, device=device)
+        """)
+    r = run_ok(path, calls=2)
+    mul, add = at(path, "x.mul_(2)"), at(path, "x.add_(y)")
+    # eager: mul_ reads and writes x; add_ reads x and y and writes x
+    assert cost_at(r, mul).eager.bytes_total == 2 * MB4 and cost_at(r, add).eager.bytes_total == 3 * MB4
+    # compiled: one kernel loads x (at mul_) and y (at add_) and stores x once, for add_'s value
+    for mode in (r.eager, r.compiled):
+        assert_shares_add_up(mode)
+    assert sum(c.compiled.bytes_total for c in r.line_costs if c.compiled) == r.compiled.bytes_total
+    fused = [k for k in r.compiled.kernels if k.fused]
+    assert len(fused) == 1
+    by_line = {s.place: (s.bytes_read, s.bytes_written) for s in fused[0].shares}
+    assert by_line == {mul: (MB4, 0), add: (MB4, MB4)}
+
+
+def test_with_dynamic_shapes_each_access_weighs_the_same_and_the_kernel_still_adds_up(tmp_path):
+    from kscope.report.compile import CompileOptions
+
+    path = write_target(tmp_path, TWO_LINES)
+    r = run_ok(path, calls=2, compile=CompileOptions(dynamic=True))
+    add, relu = at(path, "h = a + b"), at(path, "return h.relu()")
+    assert_shares_add_up(r.compiled)
+    (kernel,) = [k for k in r.compiled.kernels if k.fused]
+    by_line = {s.place: (s.bytes_read, s.bytes_written) for s in kernel.shares}
+    assert by_line == {add: (2 * MB4, 0), relu: (0, MB4)}  # the loads are all add's, the store relu's

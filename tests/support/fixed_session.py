@@ -1,6 +1,7 @@
 """A session that replays a fixed Report instead of running torch: for snapshots and screenshots."""
 
 import os
+from dataclasses import replace
 
 from kscope.app.session import SessionEvent
 from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
@@ -195,7 +196,7 @@ class FixedSession:
     def request_run(self, coalesce=True):
         self.runs += 1
         self.emit(SessionEvent("running", self.runs, at=100.0))
-        eager_only = self.report.__class__(**{**self.report.__dict__, "compiled": None})
+        eager_only = replace(self.report, compiled=None)
         self.emit(SessionEvent("eager", self.runs, eager_only, at=100.2))
         self.emit(SessionEvent("report", self.runs, self.report, at=101.5))
         return self.runs

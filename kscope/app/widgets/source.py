@@ -45,6 +45,8 @@ class SourcePane(Vertical):
         self.first = 1
         self.hot = False  # the costliest lines of every file, instead of one file
         self.entries: list[tuple[str, int]] = []  # (file, line) of each option shown
+        self._gutters = False
+        self._quiet: int | None = None  # the option a redraw highlighted: no user's move, lights nothing
 
     class LineChosen(Message):
         """A line was chosen: its kernels, to light in the kernel tables."""
@@ -101,6 +103,7 @@ class SourcePane(Vertical):
         report, files = self.report, self.files
         home = report.home
         costs = report.line_costs
+        self._gutters = bool(costs)  # a Report from before schema 11 has no costs: no gutter
         widest = max((c.hottest_us for c in costs), default=0.0)
         wide = self.size.width >= WIDE or not self.size.width
         self.lit = tuple(sorted({p.line for p in self.places if p.file == self.file}
@@ -110,11 +113,17 @@ class SourcePane(Vertical):
         options.clear_options()
         if self.hot:
             self.query_one(".file", Static).update(Text("costliest lines of the run (h: back to the file)", style="bold"))
-            self.entries = [(c.place.file, c.place.line) for c in costs if c.place is not None]
-            shown = [self._option(i, f, n, c, widest, wide, label=c.place.text(home))
-                     for i, ((f, n), c) in enumerate(zip(self.entries, [c for c in costs if c.place is not None]))]
+            placed = [c for c in costs if c.place is not None]
+            self.entries = [(c.place.file, c.place.line) for c in placed]
+            texts = {f: self._text(f) for f, _ in self.entries}
+            shown = [self._option(i, f, n, c, widest, wide, texts[f], label=c.place.text(home))
+                     for i, ((f, n), c) in enumerate(zip(self.entries, placed))]
+            if not shown:
+                shown = [Option(Text("this Report has no costs per line (a kscope before schema 11 made it)"
+                                     if report.schema < 11 else "no line of this run issued work", style="dim"))]
+            self._quiet = 0
             options.add_options(shown)
-            options.highlighted = 0 if shown else None
+            options.highlighted = 0
             return
         lines = self._text(self.file)
         others = f"  ({files.index(self.file) + 1}/{len(files)}: [ ] other files)" if len(files) > 1 else ""
@@ -127,18 +136,18 @@ class SourcePane(Vertical):
         self.first, last = max(1, first - CONTEXT), min(len(lines), last + CONTEXT)
         here = in_file(costs, self.file)
         self.entries = [(self.file, n) for n in range(self.first, last + 1)]
-        options.add_options([self._option(i, self.file, n, here.get(n), widest, wide) for i, (_, n) in enumerate(self.entries)])
+        options.add_options([self._option(i, self.file, n, here.get(n), widest, wide, lines)
+                             for i, (_, n) in enumerate(self.entries)])
         if self.lit and self.first <= min(self.lit) <= last:
-            options.highlighted = min(self.lit) - self.first
+            self._quiet = options.highlighted = min(self.lit) - self.first
         elif keep is not None:
-            options.highlighted = min(keep, options.option_count - 1)
+            self._quiet = options.highlighted = min(keep, options.option_count - 1)
 
     def _option(self, index: int, file: str, number: int, cost: LineCost | None, widest: float, wide: bool,
-                label: str | None = None) -> Option:
+                text: list[str], label: str | None = None) -> Option:
         lit = file == self.file and number in self.lit and label is None
-        text = self._text(file)
         code = text[number - 1] if 0 < number <= len(text) else ""
-        line = Text(gutter(cost, widest, wide) if self.report.line_costs else "", style="cyan" if cost else "")
+        line = Text(gutter(cost, widest, wide) if self._gutters else "", style="cyan" if cost else "")
         line.append(f"{label or number:>4} ", style="bold yellow" if lit or label else "dim")
         line.append(code.strip() if label else code, style="bold on dark_green" if lit else "")
         return Option(line, id=str(index))
@@ -154,5 +163,6 @@ class SourcePane(Vertical):
         if self.report.line_costs:  # a Report from before schema 11 has no costs per line
             answer += f"\n{line_answer(cost)}"
         self.query_one(".answer", Static).update(answer)
-        if self.query_one(OptionList).has_focus:  # the user's move, not a redraw's
+        quiet, self._quiet = self._quiet, None
+        if self.query_one(OptionList).has_focus and quiet != int(event.option.id):  # the user's move, not a redraw's
             self.post_message(self.LineChosen(set(eager), set(compiled)))

@@ -76,6 +76,9 @@ class NodeBytes:
     could only guess at compile time."""
     flops: int | None = None
     """Inductor's FLOPs for the node (engine.inductor.node_flops); None: unknown."""
+    traces: dict[str, str] = field(default_factory=dict)
+    """Post-grad node -> its own stack trace: which line each of a fused kernel's ops is
+    (engine.inductor.node_lines; the kernel's logged traces are a set, not per node)."""
 
 
 def saved_for_backward(nodes) -> frozenset[str] | None:
@@ -131,6 +134,7 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     out.inputs = sorted({dep.name for dep in node.read_writes.reads} - set(out.outputs))
     out.reduction = bool(getattr(node, "is_reduction", lambda: False)())
     out.flops = node_flops(node, kind)
+    out.traces = {o.name: o.meta["stack_trace"] for o in origins if o.meta.get("stack_trace")}
     if _data_dependent(node):
         # inductor's own count hints such a size with 0: a guess, never shown as a count
         out.read = out.written = out.saved = out.flops = None
@@ -292,7 +296,8 @@ def assign_to_kernels(
     nodes that matched no kernel."""
     out = {
         h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True,
-            "outputs": {}, "inputs": [], "nodes": [], "reduced": [], "unknown": None, "flops": 0}
+            "outputs": {}, "inputs": [], "nodes": [], "reduced": [], "unknown": None, "flops": 0,
+            "traces": {}}
         for h, _, _ in handles
     }
     stray, cursor = 0, 0
@@ -312,6 +317,7 @@ def assign_to_kernels(
         entry["written"] = None if entry["written"] is None or node.written is None else entry["written"] + node.written
         entry["unknown"] = entry["unknown"] or node.unknown
         entry["flops"] = None if entry["flops"] is None or node.flops is None else entry["flops"] + node.flops
+        entry["traces"].update(node.traces)
         entry["saved"] = None if entry["saved"] is None or node.saved is None else entry["saved"] + node.saved
         entry["corrections"] += node.corrections
         entry["copies"] += node.copies
@@ -323,6 +329,9 @@ def assign_to_kernels(
         entry["nodes"].append(node.name)
         if node.reduction:  # what a reduction writes is complete only once it has run through
             entry["reduced"] += list(node.outputs)
+    for entry in out.values():
+        if not entry["nodes"]:
+            entry["flops"] = None  # no node of inductor's was tied to it: nothing is known, not 0
     return out, stray
 
 

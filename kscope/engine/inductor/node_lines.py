@@ -26,7 +26,8 @@ from kscope.report.place import Place
 _NODE = re.compile(r'^\s*(\w+)(?:: "([^"]*)")? = (.*)$')
 _SIGNATURE = re.compile(r"def forward\(self, (.*)\):\s*$")
 _PARAM = re.compile(r'(\w+): "([^"]*)"')
-_COMMENT = re.compile(r"^\s*# File: (.*?):(\d+) in ")
+_COMMENT = re.compile(r"^\s*#.*?File: (.*?):(\d+) in ")  # "# File: …", "# recompute: … File: …"
+_OP = re.compile(r"torch\.ops\.(\w+)\.(\w+)\.")
 _RETURN = re.compile(r"^\s*return (.*)$")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _TYPE = re.compile(r"^([a-z]+\d*[a-z0-9]*)\[([^\]]*)\]")
@@ -37,6 +38,13 @@ DTYPE_BYTES = {
     "c64": 8, "c128": 16, "u16": 2, "u32": 4, "u64": 8, "f8e4m3fn": 1, "f8e5m2": 1,
 }
 """Bytes per element of the dtypes as FX prints them ("f32[8][1]cpu")."""
+
+VIEWS = frozenset({
+    "aten.view", "aten.reshape", "aten._unsafe_view", "aten.permute", "aten.expand", "aten.transpose", "aten.t",
+    "aten.squeeze", "aten.unsqueeze", "aten.slice", "aten.select", "aten.as_strided", "aten.alias",
+    "aten.view_as", "aten.unfold", "aten.diagonal", "aten.narrow",
+})
+"""Ops whose output is a view of their input: inside a kernel they load nothing themselves."""
 
 
 @dataclass
@@ -51,6 +59,10 @@ class GraphNodes:
     frame: dict[str, tuple[str, int]] = field(default_factory=dict)
     """Node -> (file, line) of the frame its stack trace ends in."""
     outputs: set[str] = field(default_factory=set)
+    op: dict[str, str] = field(default_factory=dict)
+    """Node -> its ATen op ("aten.copy_", "aten.view"); "" for an index into a tuple."""
+    scalar: dict[str, bool] = field(default_factory=dict)
+    """Placeholders and nodes that are symbols, not tensors ("Sym(s0)"): read from no memory."""
 
 
 def type_bytes(text: str | None) -> int | None:
@@ -72,7 +84,9 @@ def parse_graph(text: str) -> GraphNodes:
     for line in text.splitlines():
         sig = _SIGNATURE.search(line)
         if sig and depth is None:
-            g.nbytes.update({name: type_bytes(t) for name, t in _PARAM.findall(sig.group(1))})
+            params = _PARAM.findall(sig.group(1))
+            g.nbytes.update({name: type_bytes(t) for name, t in params})
+            g.scalar.update({name: t.startswith("Sym(") for name, t in params})
             depth = len(line) - len(line.lstrip()) + 4
             continue
         if depth is None or not line.strip():
@@ -93,6 +107,9 @@ def parse_graph(text: str) -> GraphNodes:
             continue
         name, typed, call = node.groups()
         g.nbytes[name] = type_bytes(typed)
+        g.scalar[name] = bool(typed and typed.startswith("Sym("))
+        op = _OP.match(call)
+        g.op[name] = f"{op.group(1)}.{op.group(2)}" if op else ""
         reads = [n for n in dict.fromkeys(_NAME.findall(_call_args(call))) if n in g.nbytes and n != name]
         g.args[name] = reads
         for n in reads:
@@ -111,47 +128,98 @@ def _call_args(call: str) -> str:
     return call.split("[", 1)[0]
 
 
-def _place_of_frame(frame: tuple[str, int] | None, traces: list[str]) -> Place | None:
-    """The place of the kernel's stack trace that ends in `frame` (the node's own line)."""
+def _frames(trace: str) -> list[tuple[str, int]]:
+    return [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(trace)]
+
+
+def _place(node: str, graph: GraphNodes, traces: list[str], own: dict[str, str]) -> list[Place | None]:
+    """The places a node may be at: its own stack trace (kept while inductor compiled it) when the
+    kernel's logged traces still hold it (a cache hit of other lines has other traces); else the
+    places of the logged traces that end in the node's frame, which are several when a helper of
+    torch's (F.relu) was called from several lines: the node is then shared among them."""
+    mine = own.get(node)
+    if mine is not None and (mine in traces or not traces):
+        return [place_of(reversed(_frames(mine)))]
+    frame = graph.frame.get(node)
     if frame is None:
-        return None
-    for trace in traces:
-        frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(trace)]
-        if frames and frames[-1] == frame:
-            return place_of(reversed(frames))
-    return None
+        return []
+    found = [place_of(reversed(f)) for f in map(_frames, traces) if f and f[-1] == frame]
+    return list(dict.fromkeys(found))
 
 
-def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], lines: tuple[Place, ...]
-                 ) -> tuple[tuple[Place | None, float, float], ...]:
-    """(place, read weight, written weight) of one kernel's lines (see the module docstring);
+def _loaders(mine: list[str], graph: GraphNodes) -> dict[str, list[str]]:
+    """Each buffer from outside the kernel -> the nodes that load it. A view inside the kernel
+    (a reshape, a permute) computes nothing: its loads are its users' inside the kernel. A copy_
+    into a mutated input loads nothing of the buffer it overwrites."""
+    inside = set(mine)
+
+    def computing(n: str, seen: frozenset = frozenset()) -> list[str]:
+        if graph.op.get(n, "") not in VIEWS or n in seen:
+            return [n]
+        users = [u for u in graph.users.get(n, ()) if u in inside]
+        return [c for u in sorted(users) for c in computing(u, seen | {n})] or [n]
+
+    out: dict[str, list[str]] = {}
+    for n in mine:
+        sources = graph.args[n][1:] if graph.op.get(n) == "aten.copy_" else graph.args[n]
+        for src in sources:
+            if src not in inside and not graph.scalar.get(src):
+                out.setdefault(src, []).extend(computing(n))
+    return out
+
+
+def _stores(mine: list[str], graph: GraphNodes) -> dict[str, float | None]:
+    """Each node whose output leaves the kernel -> its bytes (None: unknown). A copy_ into a
+    mutated input stores the input's bytes, for the node that computed the new value."""
+    inside = set(mine)
+    out: dict[str, float | None] = {}
+    for n in mine:
+        if graph.op.get(n) == "aten.copy_" and len(graph.args[n]) >= 2:
+            dst, src = graph.args[n][:2]
+            size = graph.nbytes.get(dst)
+            who = src if src in inside else n
+            out[who] = None if size is None or out.get(who, 0.0) is None else out.get(who, 0.0) + size
+            continue
+        if n in graph.outputs or graph.users.get(n, set()) - inside:
+            size = graph.nbytes.get(n)
+            if size is None and graph.users.get(n):  # a node of several outputs: its getitems'
+                parts = [graph.nbytes.get(u) for u in graph.users[n]]
+                size = None if None in parts else sum(parts)
+            out[n] = None if size is None or out.get(n, 0.0) is None else out.get(n, 0.0) + size
+    return out
+
+
+def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], lines: tuple[Place, ...],
+                 own: dict[str, str] | None = None) -> tuple[tuple[Place | None, float, float], ...]:
+    """(place, read weight, written weight) of one kernel's lines (see the module docstring).
     `lines`: the kernel's places, one of which a node with no line of its own takes when it is
-    the only one. Empty when the graph's text names none of the kernel's nodes."""
+    the only one; `own`: each node's own stack trace, where kscope kept it. Where a size the
+    kernel reads or writes is a symbol (dynamic shapes), every access weighs the same. Empty when
+    the graph's text names none of the kernel's nodes."""
     mine = [n for n in post_nodes if n in graph.args]
     if not mine:
         return ()
-    inside = set(mine)
-    place = {}
-    for n in mine:
-        place[n] = _place_of_frame(graph.frame.get(n), traces) or (lines[0] if len(lines) == 1 else None)
-    readers: dict[str, list[str]] = {}
-    for n in mine:
-        for src in graph.args[n]:
-            if src not in inside:
-                readers.setdefault(src, []).append(n)
-    read: dict[str, float] = dict.fromkeys(mine, 0.0)
-    for src, who in readers.items():
-        size = graph.nbytes.get(src)
+    loads = _loaders(mine, graph)
+    stores = _stores(mine, graph)
+    sizes = [graph.nbytes.get(src) for src in loads] + list(stores.values())
+    equal = None in sizes  # a symbolic size: bytes cannot be told apart, accesses can
+    per_node: dict[str, list[float]] = {n: [0.0, 0.0] for n in mine}
+    for src, who in loads.items():
+        size = 1.0 if equal else float(graph.nbytes[src])
         for n in who:
-            read[n] += (1.0 if size is None else float(size)) / len(who)
-    written: dict[str, float] = {}
-    for n in mine:
-        leaves = n in graph.outputs or bool(graph.users.get(n, set()) - inside)
-        size = graph.nbytes.get(n)
-        written[n] = (1.0 if size is None else float(size)) if leaves else 0.0
+            per_node[n][0] += size / len(who)
+    for n, size in stores.items():
+        per_node[n][1] += 1.0 if equal else float(size)
     out: dict[Place | None, list[float]] = {}
-    for n in mine:
-        entry = out.setdefault(place[n], [0.0, 0.0])
-        entry[0] += read[n]
-        entry[1] += written[n]
+    for n in mine:  # a node that neither loads nor stores is listed too: fused away, it costs 0
+        at = _place(n, graph, traces, own or {})
+        if not at and graph.op.get(n) == "aten.copy_" and graph.args[n][1:2]:
+            at = _place(graph.args[n][1], graph, traces, own or {})
+        if not at and graph.op.get(n) == "aten.copy_" and not any(per_node[n]):
+            continue  # an in-place update's copy_, its store given to the node computing it
+        at = at or ([lines[0]] if len(lines) == 1 else [None])
+        for p in at:
+            entry = out.setdefault(p, [0.0, 0.0])
+            entry[0] += per_node[n][0] / len(at)
+            entry[1] += per_node[n][1] / len(at)
     return tuple((p, r, w) for p, (r, w) in out.items())

@@ -168,7 +168,8 @@ def compiled_kernels(
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
                 unknown=None if rw is None else rw.get("unknown"),
                 flops=None if rw is None else rw.get("flops"),
-                weights=line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines),
+                weights=line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines,
+                                     (rw or {}).get("traces")),
             )
         )
     return out
