@@ -3,8 +3,8 @@
 On a GPU from the vendor's data sheet of the exact part CUDA names, dense (no sparsity), for the
 dtype: fp32 as CUDA cores run it (torch's default matmul precision, no TF32), bf16 and fp16 on the
 tensor cores. A part or a dtype not in the table is unknown, and says so. On the CPU, for fp32,
-measured once per worker: the best of twenty 1024² matmuls on one thread (2·n³ FLOPs each), times
-torch's threads.
+measured once per worker: the best 512² matmul of a third of a second on one thread (2·n³ FLOPs
+each), times torch's threads.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ TFLOPS = {
 }
 """Dense TFLOP/s by part (the name CUDA reports, vendor prefix dropped) and dtype, from the data sheets."""
 
-CPU_N = 1024
+CPU_N = 512
+BUDGET_S = 0.3
 _THREADS: dict[int, int] = {}
 """The threads each measured peak was multiplied by, for its source's words."""
 
@@ -59,11 +60,12 @@ def gpu_peak_flops(name: str, dtype: torch.dtype) -> tuple[float | None, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_matmul_flops(n: int = CPU_N, repeats: int = 20) -> float:
-    """Measured once per process: the best of `repeats` fp32 n×n matmuls on one thread, 2·n³ FLOPs
-    over time, times the threads torch runs kernels on. One thread, because on a shared machine a
-    matmul on all threads varies by a third from one process to the next (measured: 231-316
-    GFLOP/s on 2 threads, 159-167 on one: benchmarks/peak_flops.py)."""
+def cpu_matmul_flops(n: int = CPU_N, budget_s: float = BUDGET_S) -> float:
+    """Measured once per process: the best of fp32 n×n matmuls on one thread for `budget_s`
+    seconds (2·n³ FLOPs each), times the threads torch runs kernels on. One thread, and the best
+    over a third of a second, because this shared machine's speed moves from one moment to the
+    next: a few matmuls on both threads varied by half from one process to the next, the best of
+    a third of a second on one by a tenth (benchmarks/peak_flops.py)."""
     threads = torch.get_num_threads()
     random = torch.Generator().manual_seed(0)  # not the global generator: the user's draws stay theirs
     a = torch.rand(n, n, generator=random)
@@ -71,11 +73,12 @@ def cpu_matmul_flops(n: int = CPU_N, repeats: int = 20) -> float:
     torch.set_num_threads(1)
     try:
         out = a @ b  # warm: the first call allocates and picks the BLAS path
-        best = float("inf")
-        for _ in range(repeats):
-            start = time.perf_counter()
+        best, start, runs = float("inf"), time.perf_counter(), 0
+        while runs < 5 or time.perf_counter() - start < budget_s:
+            began = time.perf_counter()
             torch.mm(a, b, out=out)
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.perf_counter() - began)
+            runs += 1
     finally:
         torch.set_num_threads(threads)
     _THREADS[n] = threads
@@ -90,4 +93,4 @@ def peak_flops(device: torch.device, dtype: torch.dtype) -> tuple[float | None, 
     if dtype != torch.float32:
         return None, f"unknown: kscope measures the CPU's fp32 peak only (the target computes in {str(dtype).removeprefix('torch.')})"
     value = cpu_matmul_flops()
-    return value, f"a {CPU_N}² fp32 matmul on one thread, measured once per worker, × {_THREADS[CPU_N]} threads"
+    return value, f"the best {CPU_N}² fp32 matmul of {BUDGET_S:g} s on one thread, measured once per worker, × {_THREADS[CPU_N]} threads"

@@ -222,7 +222,9 @@ def line_costs_to_list(r: Report) -> list[dict[str, Any]]:
     out = []
     for c in r.line_costs:
         where = {"file": None, "line": None, "via": None, "library": False} if c.place is None else place_to_dict(c.place)
-        out.append({**where, **mode(c.eager, "eager"), **mode(c.compiled, "compiled")})
+        kernels = [{"mode": name, "name": k} for name, m in (("eager", c.eager), ("compiled", c.compiled)) if m
+                   for k in m.kernels]
+        out.append({**where, **mode(c.eager, "eager"), **mode(c.compiled, "compiled"), "kernels": kernels})
     return out
 
 
