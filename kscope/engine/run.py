@@ -18,6 +18,7 @@ from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.vec_isa import remember_probe
 from kscope.engine.peak_flops import compute_dtype, peak_flops
 from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
@@ -158,6 +159,7 @@ def finished(report: Report, start: float, error: RunError | None = None) -> Rep
     """The report with its error, its time, the user's files the run imported (or tried to), and
     the text of every file that holds a place."""
     errors = report.errors + ((error,) if error else ())
+    remember_probe()  # a --once worker's compile probed the CPU's vector ISAs: the next need not
     return with_files(replace(report, errors=errors, wall_s=time.perf_counter() - start))
 
 

@@ -51,8 +51,11 @@ def warm_inductor() -> None:
     """Pay the process's first-compile cost now, before the user saves anything."""
     import torch
 
+    from kscope.engine.inductor.vec_isa import remember_probe
+
     torch.compile(lambda x: (x + 1).relu())(torch.ones(8))
     torch._dynamo.reset()
+    remember_probe()  # the next worker on this machine need not probe the CPU's vector ISAs again
 
 
 # Lines torch's C++ side prints on every profiler start and stop; not the user's output.

@@ -37,6 +37,7 @@ from kscope.engine.inductor.bytes import (
     symbolic_sizes,
 )
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
+from kscope.engine.inductor.vec_isa import trust_probed
 from kscope.report.codec import autotune_to_dict
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
@@ -318,6 +319,7 @@ def configure_inductor() -> None:
 
     ic.cpp.enable_kernel_profile = True
     ic.trace.provenance_tracking_level = 1
+    trust_probed()  # this machine's vector ISAs, as inductor's probe found them once (engine.inductor.vec_isa)
 
 
 class TrafficStore:
