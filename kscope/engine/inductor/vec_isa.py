@@ -56,17 +56,26 @@ def _user_set() -> bool:
     return os.environ.get("TORCHINDUCTOR_VEC_ISA_OK") is not None or ic.cpp.vec_isa_ok is not None
 
 
+_decided: list[bool] = []
+"""Whether this process trusts the kept answer, decided once: the switch is part of inductor's
+cache key, so flipping it after a compile would make the next compile of the same graph a miss."""
+
+
 def trust_probed() -> bool:
     """Before any compile: skip the probe where this machine's answer is known to be "all of
-    them". True where it did."""
+    them". True where it did. Decided at the first call of the process; later calls keep it."""
     import torch._inductor.config as ic
 
+    if _decided:
+        return _decided[0]
+    _decided.append(False)
     if _user_set():
         return False
     key = _key()
     if key is None or _read().get(key) is not True:
         return False
     ic.cpp.vec_isa_ok = True
+    _decided[0] = True
     return True
 
 
@@ -75,8 +84,8 @@ def remember_probe() -> bool | None:
     ISA the CPU claims usable. Returns what was kept; None where nothing was learned."""
     from torch._inductor import cpu_vec_isa
 
-    if _user_set() or not cpu_vec_isa.valid_vec_isa_list.cache_info().currsize:
-        return None
+    if _decided[:1] == [True] or _user_set() or not cpu_vec_isa.valid_vec_isa_list.cache_info().currsize:
+        return None  # kscope's own switch, or the user's: nothing was probed
     key = _key()
     if key is None:
         return None
