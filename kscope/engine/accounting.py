@@ -141,13 +141,16 @@ def bytes_per_name(
     return {key: (r, w, sorted_places(places)) for key, (r, w, places) in out.items()}
 
 
-def flops_per_name(done: Accounted) -> dict[tuple[str, str], int | None]:
+def flops_per_name(done: Accounted, keep: Callable[[Launch], bool] = lambda launch: True
+                   ) -> dict[tuple[str, str], int | None]:
     """(phase, launch name) -> the FLOPs of its launches' ops over the call (engine.flops), an
     owner's ops counted at its first launch as bytes_per_name counts their bytes; None where one
     of them is unknown."""
     out: dict[tuple[str, str], int | None] = {}
     seen: set[int] = set()
     for launch in done.summary.launches:
+        if not keep(launch):
+            continue
         key = (launch.phase, launch_label(launch))
         out.setdefault(key, 0)
         if launch.owner is None:  # a kernel no ATen op of the call owns (a user's Triton kernel): unknown
@@ -163,15 +166,21 @@ def flops_per_name(done: Accounted) -> dict[tuple[str, str], int | None]:
 
 def bytes_per_launch(
     done: Accounted, names: dict, keep: Callable[[Launch], bool] = lambda launch: True
-) -> dict[tuple[str, str], tuple[int, int, tuple]]:
+) -> dict[tuple[str, str], tuple[int, int, tuple, int | None]]:
     """bytes_per_name's figures (`names`, of the launches `keep` keeps) divided by the launches of each
-    name: those of one launch."""
+    name: those of one launch; and its FLOPs (None: unknown), for compiled rows of the same ops."""
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for launch in done.summary.launches:
         if keep(launch):
             counts[launch.phase, launch_label(launch)] += 1
+    flops = flops_per_name(done, keep)
+
+    def one(name, total):
+        return None if total is None else total // max(1, counts[name])
+
     return {
-        name: (r // max(1, counts[name]), w // max(1, counts[name]), lines) for name, (r, w, lines) in names.items()
+        name: (r // max(1, counts[name]), w // max(1, counts[name]), lines, one(name, flops.get(name)))
+        for name, (r, w, lines) in names.items()
     }
 
 

@@ -47,7 +47,7 @@ def kernel_rows(
         read = written = saved = flops = None
         lines = {line for k in matches for line in k.lines}
         weights = match_weights(matches)
-        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines)
+        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines, flops)
         if accounted is not None and is_custom_op(name):
             # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
             # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
@@ -55,6 +55,7 @@ def kernel_rows(
             read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
             lines.update(accounted[2])
             weights = even(accounted[2])
+            flops = _times(accounted, per_call)
         elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
             # a library call, or the body of a custom op eager never ran: from the shapes recorded
             # for its calls, as many as ran in each timed call
@@ -74,6 +75,7 @@ def kernel_rows(
             read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
             lines.update(accounted[2])
             weights = even(accounted[2])
+            flops = _times(accounted, per_call)
         if read is None:
             unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
         time_us = sum(x.dur_us for x in launches) / calls
@@ -136,6 +138,12 @@ def measured_lines(launches: list[Launch], matches: list[CompiledKernel], calls:
             times[place] = times.get(place, 0.0) + launch.dur_us / calls
             counts[place] = counts.get(place, 0) + 1
     return times, {place: n / calls for place, n in counts.items()}
+
+
+def _times(accounted: tuple, per_call: float) -> int | None:
+    """One accounted launch's FLOPs, as many times as the row launches per call; None: unknown."""
+    flops = accounted[3] if len(accounted) > 3 else None
+    return None if flops is None else round(flops * per_call)
 
 
 def even(places) -> dict[Place | None, tuple[float, float]]:

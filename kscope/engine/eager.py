@@ -32,9 +32,9 @@ WARMUP_CALLS = 2
 @dataclass(frozen=True)
 class EagerRun:
     result: ModeResult
-    per_launch: dict[tuple[str, str], tuple[int, int, tuple[int, ...]]]
-    """(phase, launch name) -> (bytes read, bytes written, lines) of one launch: the compiled half
-    uses them for ops that run outside any compiled graph."""
+    per_launch: dict[tuple[str, str], tuple[int, int, tuple, int | None]]
+    """(phase, launch name) -> (bytes read, bytes written, lines, FLOPs) of one launch: the compiled
+    half uses them for ops that run outside any compiled graph."""
     dispatched: Dispatched
     """The ops the dispatcher ran, and the ops under which it ran none: what decides which op of
     a composite is a launch, and which op is none."""

@@ -93,3 +93,23 @@ def test_a_gpu_peak_is_the_data_sheets_for_the_exact_part_and_dtype():
     assert gpu_peak_flops("NVIDIA L40", torch.float32)[0] is None  # not an L40S, not an L4
     assert gpu_peak_flops("Tesla T4", torch.bfloat16)[0] is None  # no bf16 figure: unknown
     assert compute_dtype([torch.zeros(3, dtype=torch.int64), torch.zeros(2, dtype=torch.bfloat16)]) == torch.bfloat16
+
+
+def test_an_op_dynamo_leaves_to_run_eagerly_has_its_flops_in_the_compiled_mode_too(tmp_path):
+    path = write_target(tmp_path, """
+        import torch
+
+        @torch._dynamo.disable
+        def scale(x):
+            return x * 3
+
+        def target(a, b):
+            return scale(a + b)
+
+        def inputs(device):
+            return torch.randn(1_000_000, device=device), torch.randn(1_000_000, device=device)
+        """)
+    r = run_ok(path, "target", calls=2)
+    outside = row(r.compiled, "mul")  # run by eager code between the graphs: eager's accounting
+    assert not outside.fused and outside.flops == N
+    assert r.compiled.flops == 2 * N == r.eager.flops
