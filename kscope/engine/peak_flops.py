@@ -14,11 +14,11 @@ import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import torch
 
 from kscope.engine.bandwidth import _VENDOR
+from kscope.engine.cache_dir import cache_dir, write_json
 
 TFLOPS = {
     "H200": {"float32": 67.0, "bfloat16": 989.4, "float16": 989.4},
@@ -96,6 +96,13 @@ def peak_flops(device: torch.device, dtype: torch.dtype) -> tuple[float | None, 
         return None, f"unknown: kscope has no peak for {device.type}"
     if dtype != torch.float32:
         return None, f"unknown: kscope measures the CPU's fp32 peak only (the target computes in {str(dtype).removeprefix('torch.')})"
+    return _cpu_peak()
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_peak() -> tuple[float, str]:
+    """Once per process: this worker's measurement, added to the machine's (a second run in the
+    worker is no second measurement)."""
     mine = cpu_matmul_flops()
     best, times = machine_best(mine)
     return best, (f"the best {CPU_N}² fp32 matmul on one thread × {_THREADS[CPU_N]} threads, over {times} "
@@ -117,8 +124,7 @@ def machine_best(measured: float) -> tuple[float, int]:
     """The best of every worker's measurement on this machine (kept in kscope's cache), with this
     one, and how many there were. The best, because a shared machine only ever runs slower than it
     can (another tenant, a lower clock): the highest measurement is the nearest to its peak."""
-    path = Path(os.environ.get("KSCOPE_CACHE_DIR", Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-                                                      / "kscope")) / "peak_flops.json"
+    path = cache_dir() / "peak_flops.json"
     try:
         known = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -127,11 +133,5 @@ def machine_best(measured: float) -> tuple[float, int]:
     best, times = known.get(key, (0.0, 0))
     best, times = max(best, measured), times + 1
     known[key] = (best, times)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_json(path, known)
     return best, times

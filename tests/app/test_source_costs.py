@@ -8,20 +8,10 @@ import pytest
 from support.paths import at, write_target
 from support.pilot import fixed_app, wait_for
 from support.runs import run_ok
+from support.targets import TWO_LINES
 
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.source import SourcePane
-
-TWO_LINES = """
-import torch
-
-def two(a, b):
-    h = a + b
-    return h.relu()
-
-def inputs(device):
-    return torch.randn(1_000_000, device=device), torch.randn(1_000_000, device=device)
-"""
 
 
 @pytest.fixture(scope="module")

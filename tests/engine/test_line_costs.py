@@ -18,23 +18,13 @@ import json
 import pytest
 from support.paths import at, write_target
 from support.runs import run_ok
+from support.targets import TWO_LINES
 
 from kscope.report.codec import report_from_dict, report_to_dict
 
 F32 = 4
 N = 1_000_000
 MB4 = N * F32
-
-TWO_LINES = """
-import torch
-
-def two(a, b):
-    h = a + b
-    return h.relu()
-
-def inputs(device):
-    return torch.randn(1_000_000, device=device), torch.randn(1_000_000, device=device)
-"""
 
 
 def shares_at(mode, place):

@@ -20,13 +20,13 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
+from kscope.engine.cache_dir import cache_dir, write_json
 from kscope.engine.inductor.autotune import autotune_timings
 from kscope.engine.inductor.bytes import (
     NodeBytes,
@@ -327,8 +327,7 @@ class TrafficStore:
     cache hits."""
 
     def __init__(self, root: Path | None = None):
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        self.root = root or Path(os.environ.get("KSCOPE_CACHE_DIR", Path(base) / "kscope")) / "traffic"
+        self.root = root or cache_dir() / "traffic"
         self.memory: dict[str, dict[str, dict]] = {}
 
     def get(self, code_hash: str) -> dict[str, dict] | None:
@@ -344,10 +343,4 @@ class TrafficStore:
 
     def put(self, code_hash: str, kernel_bytes: dict[str, dict]) -> None:
         self.memory[code_hash] = kernel_bytes
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            tmp = self.root / f".{code_hash}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(kernel_bytes))
-            os.replace(tmp, self.root / f"{code_hash}.json")  # atomic: readers never see half a file
-        except OSError:
-            pass  # the in-memory copy still serves this process
+        write_json(self.root / f"{code_hash}.json", kernel_bytes)  # the in-memory copy serves this process anyway

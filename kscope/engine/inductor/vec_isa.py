@@ -21,10 +21,11 @@ import platform
 import shutil
 from pathlib import Path
 
+from kscope.engine.cache_dir import cache_dir, write_json
+
 
 def _path() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(os.environ.get("KSCOPE_CACHE_DIR", Path(base) / "kscope")) / "vec_isa.json"
+    return cache_dir() / "vec_isa.json"
 
 
 def _key() -> str | None:
@@ -96,12 +97,5 @@ def remember_probe() -> bool | None:
     known = _read()
     if known.get(key) != answer:
         known[key] = answer
-        path = _path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(known))
-            os.replace(tmp, path)  # atomic: a worker starting meanwhile reads the old file or this one
-        except OSError:
-            pass
+        write_json(_path(), known)
     return answer
