@@ -40,7 +40,9 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
+from kscope.render.plan import compile_state, plan_note, plan_view
 from kscope.report.model import Report
+from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest, SweepOptions
 
 NARROW_BELOW = 110
@@ -95,6 +97,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.state = "starting…"
         self.run_started: float | None = None
         self.eager_done = False
+        self.progress: PlanProgress | None = None  # how far the compile in flight is, once planned
         self.stale = False
         self.sweep_run = 0  # the id of the latest sweep requested
         self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
@@ -274,13 +277,19 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         elif ev.run_id == self.sweep_run:
             self._on_sweep_event(ev)
         elif ev.kind == "running":
-            self.run_started, self.eager_done = ev.at, False
+            self.run_started, self.eager_done, self.progress = ev.at, False, None
             self.state = "running eager…"
         elif ev.kind == "eager":
             self.eager_done = True
             self._watch_files_of(ev.report)
             self._show(ev.report, partial=True)
             self.call_after_refresh(self.session.shown, ev.run_id)
+        elif ev.kind == "plan":  # inductor's plan of the compiled half, before its kernels compile
+            self.progress = ev.report.plan.progress
+            self._show(ev.report, partial=True)
+        elif ev.kind == "progress" and self.shown is not None and self.shown.plan is not None:
+            self.progress = ev.progress
+            self.query_one("#compiled-kernels", KernelTable).note(plan_note(self.shown.plan, ev.progress))
         elif ev.kind == "report":
             self._finish(ev.report, ev.at)
         self._refresh_status()
@@ -322,6 +331,8 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.shown = report
         before = self.before if not partial else self.good
         compiling = partial and report.compiled is None
+        view = plan_view(report)  # while compiling, the compiled panes show inductor's plan
+        note = plan_note(report.plan, self.progress, stale=not partial) if view is not report else ""
         other = self.saved_file if self.saved_file and self.saved_file != self.request.file else ""
         self.query_one(LaunchCounts).show(report, before, compiling, saved=os.path.basename(other))
         self.query_one(TrafficBars).show(report)
@@ -329,13 +340,13 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak,
                                                             home=report.home)
         self.query_one("#compiled-kernels", KernelTable).show(
-            report.compiled, before.compiled if before else None, note="compiling…" if compiling else "", peak=peak,
-            home=report.home,
+            view.compiled, before.compiled if before else None, note=note or ("compiling…" if compiling else ""),
+            peak=peak, home=report.home,
         )
-        self.query_one(FusedKernels).show(report)
+        self.query_one(FusedKernels).show(view)
         self.query_one(SourcePane).show(report)
         self.query_one(BreaksPane).show(report.compiled, report.home)
-        self.query_one(RoundTripsPane).show(report)
+        self.query_one(RoundTripsPane).show(view)
         self.query_one(RanksPane).show(report)
         self.query_one(RooflinePane).show(report)
         self.query_one(PresentView).show(report, before)
@@ -361,6 +372,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
                 state = f"sweeping… {elapsed:.1f} s"
             else:
                 state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
+                state = compile_state(self.progress, elapsed) or state
         r = self.shown or self.good
         compiled = r.compiled if r else None
         if (compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from kscope.app.output_pump import pump_output
 from kscope.report.model import Report, RunError
+from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest, SweepOptions, SweepRequest
 from kscope.worker.client import (
     Worker,
@@ -43,10 +44,12 @@ from outside while idle is replaced and said within 1 s (docs/reliability.md), w
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str
-    """starting | ready | running | eager | report | log | restarted; for a sweep, sweeping |
-    sweep (the sizes so far) | report"""
+    """starting | ready | running | eager | plan | progress | report | log | restarted; for a sweep,
+    sweeping | sweep (the sizes so far) | report"""
     run_id: int = 0
     report: Report | None = None
+    progress: PlanProgress | None = None
+    """For "progress": how far the compiled half's compile is."""
     text: str = ""
     at: float = field(default_factory=time.monotonic)
 
@@ -292,7 +295,7 @@ class LiveSession:
         try:
             request_id = worker.send(
                 SweepRequest(base, sweep) if sweep
-                else replace(base, trace_dir=run_trace_dir(self.trace_root, run_id), settle=not base.nproc)
+                else replace(base, trace_dir=run_trace_dir(self.trace_root, run_id), settle=not base.nproc, plan=not base.nproc)
             )
         except WorkerDied as e:
             self._report_failure(run_id, None, "crash", str(e))
@@ -326,9 +329,11 @@ class LiveSession:
                 return
             if message is None:
                 continue
-            if message.type in ("eager", "sweep"):
-                partial = message.report
+            if message.type in ("eager", "plan", "sweep"):
+                partial = message.report  # what a crash or timeout keeps on screen
                 self.emit(SessionEvent(message.type, run_id, message.report))
+            elif message.type == "progress":
+                self.emit(SessionEvent("progress", run_id, progress=message.progress))
             elif message.type == "report":
                 self.emit(SessionEvent("report", run_id, message.report))
                 self._ensure_spare()

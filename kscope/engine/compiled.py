@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -12,11 +11,13 @@ import torch
 
 from kscope.engine.accounting import outside_graphs
 from kscope.engine.backend import RecordingBackend
-from kscope.engine.compiled_rows import kernel_rows, row_key
+from kscope.engine.compile_plan import Planner
+from kscope.engine.compiled_rows import graph_kernels, graph_phase, kernel_rows, row_key
 from kscope.engine.eager import EagerRun, launch_label, total
 from kscope.engine.graph_calls import guessed_graphs, launch_graphs
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
 from kscope.engine.inductor.capture import (
+    FACTS,
     Capture,
     GraphCapture,
     TrafficStore,
@@ -30,8 +31,6 @@ from kscope.engine.inductor.modes import (
     cudagraph_skips,
 )
 from kscope.engine.inductor.provenance import (
-    CompiledKernel,
-    compiled_kernels,
     stable_handles,
     template_labels,
 )
@@ -46,8 +45,6 @@ from kscope.trace.collectives import per_call
 from kscope.trace.kernels import is_custom_op
 
 WARMUP_CALLS = 2
-FACTS = "-facts"
-"""In kscope's store, beside a graph's kernel bytes: its outputs and inductor's reasons not to fuse."""
 
 
 class CompileFailed(Exception):
@@ -67,6 +64,7 @@ def run_compiled(
     time_it: Callable[[Callable[[], object], float], Timed],
     reuse: KeptCompile | None = None,
     options: CompileOptions | None = None,
+    planner: Callable[[RecordingBackend], Planner] | None = None,
 ) -> CompiledRun:
     """The compiled ModeResult, notes about it, and the timing of both modes. `eager` gives bytes
     to launches that ran outside any compiled graph (code dynamo left to run eagerly): the same
@@ -75,7 +73,8 @@ def run_compiled(
     profiled rounds are also what the compiled rows are made of (no profile of its own). `reuse`:
     a torch.compile kept from an earlier run (a sweep's previous size), which recompiles only when
     its guards fail, as the user's own would; by default, a fresh one. `options`: torch.compile's
-    mode and options (a kept compile has its own)."""
+    mode and options (a kept compile has its own). `planner(backend)`: the Planner told each new
+    graph's plan before inductor compiles it (engine.compile_plan)."""
     if reuse is None:
         torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
         reuse = KeptCompile(target.fn, user_file, options or CompileOptions())
@@ -84,7 +83,8 @@ def run_compiled(
 
     # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
     skips_before = cudagraph_skips()
-    with applied(options), capture_inductor() as fresh, backend.keys.backward():
+    plan = planner(backend) if planner is not None else None
+    with applied(options), capture_inductor(plan) as fresh, backend.keys.backward():
         backend.words = fresh.break_words  # dynamo logs a break's words before the backend sees its graph
         start = time.perf_counter()
         try:
@@ -120,8 +120,8 @@ def run_compiled(
     reuse.graphs = list(graphs)
     # a graph compiled for dynamic shapes is counted at the sizes of this call
     bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash) for g in graphs]
-    kernels_of = [_kernels(g, rows, backend) for g, rows in zip(graphs, bytes_of)]
-    phases = [_graph_phase(g, backend) for g in graphs]
+    kernels_of = [graph_kernels(g, rows, backend) for g, rows in zip(graphs, bytes_of)]
+    phases = [graph_phase(g, backend) for g in graphs]
     notes += outside_notes
     ran_rows = {}
     if shapes is not None:
@@ -131,7 +131,7 @@ def run_compiled(
             values = solved(g.live, externs) if has_unbacked(g) else {}
             if values:
                 bytes_of[i] = g.kernel_bytes_at(target, values)
-                kernels_of[i] = _kernels(g, bytes_of[i], backend)
+                kernels_of[i] = graph_kernels(g, bytes_of[i], backend)
         # Only where inductor's count is not the call's: a graph whose sizes are data-dependent, a
         # custom op's body. Elsewhere inductor's count stands (after _fill_bytes, a cache hit's too):
         # the recorded shapes cannot tell one tensor passed twice (addmm(g, g, w)) from two.
@@ -176,12 +176,6 @@ def _unknown_notes(unknown: list[tuple[str, str | None]]) -> list[str]:
     return [f"compiled: bytes unknown for {', '.join(names)}: {reason}" for reason, names in why.items()]
 
 
-def _graph_phase(g: GraphCapture, backend: RecordingBackend) -> str:
-    if g.backward:
-        return "backward"
-    return "optimizer" if g.compile_id in backend.optimizer else "forward"
-
-
 class KeptCompile:
     """One torch.compile of the target and the graphs it compiled so far, kept across runs."""
 
@@ -204,28 +198,6 @@ class CompiledRun:
     """Every graph the compiled function has, this run's and those it kept from earlier runs."""
     new_graphs: int = 0
     """How many of them were compiled during this run."""
-
-
-def _kernels(g: GraphCapture, rows: dict | None, backend: RecordingBackend) -> list[CompiledKernel]:
-    return compiled_kernels(
-        provenance=g.provenance,
-        stack_traces=g.stack_traces,
-        output_code=g.code,
-        post_grad_graph=g.post_grad_graph,
-        kernel_bytes=rows,
-        input_names=_input_names(g, backend.inputs.get(g.compile_id, [])),
-    )
-
-
-def _input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:
-    """A forward graph's placeholders, in order, are the graph's inputs dynamo handed inductor."""
-    if g.backward:
-        return {}
-    placeholders = _PLACEHOLDER.findall(next((x for x in g.post_grad_graph.splitlines() if "def forward(" in x), ""))
-    return dict(zip(placeholders, names))
-
-
-_PLACEHOLDER = re.compile(r"(\w+): \"")
 
 
 def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, options) -> tuple[str, list[str]]:

@@ -4,12 +4,14 @@ figures shared among its lines (report.lines)."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
+from kscope.engine.backend import RecordingBackend
 from kscope.engine.eager import launch_label
 from kscope.engine.graph_calls import launch_graphs
-from kscope.engine.inductor.capture import Capture
-from kscope.engine.inductor.provenance import CompiledKernel
+from kscope.engine.inductor.capture import Capture, GraphCapture
+from kscope.engine.inductor.provenance import CompiledKernel, compiled_kernels
 from kscope.report.lines import shared
 from kscope.report.model import Kernel
 from kscope.report.place import Place, sorted_places
@@ -178,3 +180,70 @@ def _first_of_each_owner(launches: list[Launch]) -> int:
         seen.add(launch.owner)
     return firsts
 
+
+def graph_phase(g: GraphCapture, backend: RecordingBackend) -> str:
+    if g.backward:
+        return "backward"
+    return "optimizer" if g.compile_id in backend.optimizer else "forward"
+
+
+def graph_kernels(g: GraphCapture, rows: dict | None, backend: RecordingBackend) -> list[CompiledKernel]:
+    """A graph's kernels as inductor generated them, with `rows`, its bytes per kernel (kernel_bytes)."""
+    return compiled_kernels(
+        provenance=g.provenance,
+        stack_traces=g.stack_traces,
+        output_code=g.code,
+        post_grad_graph=g.post_grad_graph,
+        kernel_bytes=rows,
+        input_names=input_names(g, backend.inputs.get(g.compile_id, [])),
+    )
+
+
+def input_names(g: GraphCapture, names: list[str]) -> dict[str, str]:
+    """A forward graph's placeholders, in order, are the graph's inputs dynamo handed inductor."""
+    if g.backward:
+        return {}
+    placeholders = _PLACEHOLDER.findall(next((x for x in g.post_grad_graph.splitlines() if "def forward(" in x), ""))
+    return dict(zip(placeholders, names))
+
+
+_PLACEHOLDER = re.compile(r"(\w+): \"")
+
+
+def plan_rows(graphs: list[GraphCapture], kernels_of: list[list[CompiledKernel]], phases: list[str]) -> list[Kernel]:
+    """The rows kernel_rows will make of these graphs, before any of them ran (report.plan): one
+    per (graph, phase, name), each kernel of the row launched once a call as inductor's code calls
+    it, so its bytes are its kernels' sum (the profiler may later say otherwise: the final rows are
+    what stays). Launches and time are unknown: None."""
+    groups: dict[tuple, list[CompiledKernel]] = {}
+    for i, kernels in enumerate(kernels_of):
+        for k in kernels:
+            groups.setdefault((i, phases[i], k.name), []).append(k)
+    per_name = defaultdict(set)
+    for graph, phase, name in groups:
+        per_name[phase, name].add(graph)
+    rows = []
+    for (graph, phase, name), matches in groups.items():
+        known = all(k.bytes_read is not None and k.bytes_written is not None for k in matches)
+        lines = sorted_places({line for k in matches for line in k.lines})
+        label = name if len(per_name[phase, name]) == 1 else f"{name} [{graphs[graph].compile_id}]"
+        saved = _saved(matches, len(matches))
+        rows.append(
+            Kernel(
+                name=label,
+                launches=None,
+                time_us=None,
+                bytes_read=sum(k.bytes_read for k in matches) if known else None,
+                bytes_written=sum(k.bytes_written for k in matches) if known else None,
+                fused=matches[0].kind == "kernel",
+                ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
+                lines=lines,
+                code=next((k.code for k in matches if k.code), None),
+                kind=matches[0].kind,
+                what=next((k.what for k in matches if k.what), None),
+                phase=phase,
+                bytes_saved=saved if phase == "forward" else 0,
+                flops=sum(k.flops for k in matches) if all(k.flops is not None for k in matches) else None,
+            )
+        )
+    return rows

@@ -15,6 +15,7 @@ import torch
 from kscope.engine import project
 from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
+from kscope.engine.compile_plan import Planner
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
@@ -24,6 +25,7 @@ from kscope.engine.target import InputsFailed, TargetError, prepare
 from kscope.engine.timing import retimed, speedup, time_both
 from kscope.engine.trace_export import TraceExport
 from kscope.report.model import Report, RunError
+from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest
 
 _store: TrafficStore | None = None
@@ -54,9 +56,13 @@ def run(
     request: RunRequest,
     on_eager: Callable[[Report], None] | None = None,
     before_timing: Callable[[], None] | None = None,
+    on_plan: Callable[[Report], None] | None = None,
+    on_progress: Callable[[PlanProgress], None] | None = None,
 ) -> Report:
     """Run both modes; errors become RunErrors in the Report, never exceptions. before_timing is
-    called once both modes ran, just before they are timed."""
+    called once both modes ran, just before they are timed. on_plan: given the eager half's early
+    report with the compiled half's plan (report.plan) each time inductor plans a new graph, and
+    on_progress how far its compile is (engine.compile_plan)."""
     global _store
     configure_inductor()
     _store = _store or TrafficStore()
@@ -125,14 +131,26 @@ def run(
             export.profile_compiled(compiled_call, device, request.calls)
         return timed
 
+    planners: list[Planner] = []
+
+    def planner(backend) -> Planner:
+        early = with_files(replace(report, wall_s=time.perf_counter() - start), texts=False)
+        planners.append(Planner(backend, _store, lambda plan: on_plan(replace(early, plan=plan)), on_progress))
+        return planners[-1]
+
+    def planned(report: Report) -> Report:
+        """A failed compiled half keeps the plan it had shown (stale, with the error)."""
+        return replace(report, plan=planners[-1].plan) if planners else report
+
     try:
-        compiled = run_compiled(target, device, path, _store, eager, time_it, options=options)
+        compiled = run_compiled(target, device, path, _store, eager, time_it, options=options,
+                                planner=planner if on_plan is not None else None)
         report = replace(report, compiled=compiled.result, notes=report.notes + compiled.notes)
         timed = compiled.timing
     except CompileFailed as e:
-        return finished(traced(report), start, user_error("compile", e.__cause__ or e, path))
+        return finished(planned(traced(report)), start, user_error("compile", e.__cause__ or e, path))
     except Exception as e:
-        return finished(traced(report), start, user_error("compiled", e, path))
+        return finished(planned(traced(report)), start, user_error("compiled", e, path))
     report = traced(report)
     if report.compiled.graphs == 0:  # e.g. a DDP-wrapped module: dynamo traces none of it (torch 2.13)
         report = replace(report, notes=report.notes + (

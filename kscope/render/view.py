@@ -28,6 +28,10 @@ def row_key(k: Kernel) -> str:
     return k.name if k.phase == "forward" else f"{k.phase}:{k.name}"
 
 
+PENDING = "…"
+"""A plan's launches and time (report.plan): not known until the run, shown as pending, not 0."""
+
+
 def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> list[KernelRow]:
     if mode is None:
         return []
@@ -40,6 +44,8 @@ def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> 
             change = ""
         elif old is None:
             change = "new"
+        elif k.launches is None or old.launches is None:  # a plan's row: launches not known yet
+            change = ""
         elif old.launches != k.launches:
             change = f"{fmt_count(old.launches)}→{fmt_count(k.launches)}"
         else:
@@ -48,8 +54,8 @@ def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> 
             KernelRow(
                 key=row_key(k),
                 name=k.name,
-                launches=fmt_count(k.launches),
-                time=f"{k.time_us:.1f}",
+                launches=PENDING if k.launches is None else fmt_count(k.launches),
+                time=PENDING if k.time_us is None else f"{k.time_us:.1f}",
                 traffic=fmt_bytes(k.bytes_total),
                 fused=k.fused,
                 change=change,
@@ -119,7 +125,8 @@ def kernel_detail(k: Kernel, peak: float | None = None, home: str = "") -> str:
             k.name,
             "ops: " + (", ".join(k.ops) if k.ops else k.what or "—"),
             where + (f" · {bandwidth}" if bandwidth else ""),
-            f"{fmt_count(k.launches)}/call · {fmt_us(k.time_us)} · R {fmt_bytes(k.bytes_read)}"
+            ("planned, not run yet" if k.time_us is None else f"{fmt_count(k.launches)}/call · {fmt_us(k.time_us)}")
+            + f" · R {fmt_bytes(k.bytes_read)}"
             f" · W {fmt_bytes(k.bytes_written)}{saved}",
         ]
     )

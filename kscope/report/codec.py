@@ -13,22 +13,27 @@ from kscope.report.compile import Autotune, AutotuneChoice, CompileOptions, Cuda
 from kscope.report.json_numbers import json_number
 from kscope.report.json_numbers import pair as _pair
 from kscope.report.json_numbers import rounded as _round
-from kscope.report.lines import LineMode, LineShare
+from kscope.report.kernel_codec import (
+    kernel_from_dict,
+    kernel_to_dict,
+    place_from_dict,
+    place_to_dict,
+    trips_from_list,
+    trips_to_list,
+)
+from kscope.report.lines import LineMode
 from kscope.report.model import (
     SCHEMA,
     Backward,
     Collective,
     GraphBreak,
-    Kernel,
     ModeResult,
     RankResult,
     Recompile,
     Report,
-    RoundTrip,
     RunError,
 )
-from kscope.report.place import Place
-from kscope.report.roofline import point
+from kscope.report.plan_codec import plan_from_dict, plan_to_dict
 from kscope.report.speedup import Speedup
 from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
@@ -78,6 +83,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "root": r.root,
         "sources": dict(r.sources),
         "line_costs": line_costs_to_list(r),
+        **({} if r.plan is None else {"plan": plan_to_dict(r.plan, (r.peak_flops, r.peak_gbps))}),
     }
 
 
@@ -111,6 +117,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         files=tuple(d.get("files", ())),
         root=d.get("root", ""),
         sources=dict(d.get("sources") or {}),
+        plan=plan_from_dict(d.get("plan"), _home(d)),
         schema=d.get("schema", SCHEMA),
     )
 
@@ -156,9 +163,9 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: tuple = (None, 
             for p in m.phases
         },
         "bytes_saved_for_backward": m.bytes_saved,
-        "round_trips": None if m.round_trips is None else [_trip_to_dict(t) for t in m.round_trips],
+        "round_trips": trips_to_list(m.round_trips),
         "flops": m.flops,
-        "kernels": [_kernel_to_dict(k, roofs) for k in m.kernels],
+        "kernels": [kernel_to_dict(k, roofs) for k in m.kernels],
         "collectives": [collective_to_dict(c) for c in m.collectives],
     }
     if compiled:
@@ -169,43 +176,6 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: tuple = (None, 
         out["autotune"] = [autotune_to_dict(a) for a in m.autotune]
         out["cuda_graphs"] = None if m.cuda_graphs is None else dataclasses.asdict(m.cuda_graphs)
     return out
-
-
-def _kernel_to_dict(k: Kernel, roofs: tuple = (None, None)) -> dict[str, Any]:
-    p = point("", k, *roofs)
-    return {
-        "name": k.name,
-        "kind": k.kind,
-        "phase": k.phase,
-        "launches": json_number(k.launches),
-        "time_us": round(k.time_us, 3),
-        "bytes_read": k.bytes_read,
-        "bytes_written": k.bytes_written,
-        "bytes_saved_for_backward": k.bytes_saved,
-        "achieved_gbps": _round(k.achieved_gbps),
-        "fused": k.fused,
-        "ops": list(k.ops),
-        "what": k.what,
-        "lines": [place_to_dict(p) for p in k.lines],
-        "shares": [_share_to_dict(x) for x in k.shares],
-        "flops": k.flops,
-        "intensity": None if p.intensity is None else float(f"{p.intensity:.4g}"),
-        "achieved_gflops": _round(None if p.achieved is None else p.achieved / 1e9),
-        "bound": p.bound,
-        "roof_percent": None if p.roof_percent is None else round(p.roof_percent, 1),
-        "code": k.code,
-    }
-
-
-def _share_to_dict(s: LineShare) -> dict[str, Any]:
-    return {"place": None if s.place is None else place_to_dict(s.place), "bytes_read": s.bytes_read,
-            "bytes_written": s.bytes_written, "launches": json_number(s.launches), "time_us": round(s.time_us, 3),
-            "estimated": s.estimated}
-
-
-def _share_from_dict(d: dict[str, Any], home: str) -> LineShare:
-    place = None if d.get("place") is None else place_from_dict(d["place"], home)
-    return LineShare(place, d["bytes_read"], d["bytes_written"], d["launches"], d["time_us"], d.get("estimated", False))
 
 
 def line_costs_to_list(r: Report) -> list[dict[str, Any]]:
@@ -228,18 +198,6 @@ def line_costs_to_list(r: Report) -> list[dict[str, Any]]:
     return out
 
 
-def place_to_dict(p: Place) -> dict[str, Any]:
-    return {"file": p.file, "line": p.line, "via": None if p.via is None else place_to_dict(p.via),
-            "library": p.library}
-
-
-def place_from_dict(d: dict[str, Any] | int, home: str = "") -> Place:
-    """A place; a bare line number (a Report from before schema 9) is in the target's file."""
-    if isinstance(d, int):
-        return Place(home, d)
-    return Place(d["file"], d["line"], None if d.get("via") is None else place_from_dict(d["via"]), d.get("library", False))
-
-
 def _break_to_dict(b: GraphBreak) -> dict[str, Any]:
     return {**dataclasses.asdict(b), "hints": list(b.hints), "place": None if b.place is None else place_to_dict(b.place)}
 
@@ -248,10 +206,6 @@ def _break_from_dict(d: dict[str, Any], home: str = "") -> GraphBreak:
     place = d.get("place")
     return GraphBreak(**{**d, "hints": tuple(d.get("hints", ())),
                          "place": None if place is None else place_from_dict(place, home)})
-
-
-def _trip_to_dict(t: RoundTrip) -> dict[str, Any]:
-    return {**dataclasses.asdict(t), "lines": [place_to_dict(p) for p in t.lines]}
 
 
 def _speedup_from_dict(d: dict[str, Any] | None) -> Speedup | None:
@@ -272,26 +226,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
     """home: the target's file, for the bare line numbers of a Report from before schema 9."""
     if d is None:
         return None
-    kernels = tuple(
-        Kernel(
-            name=k["name"],
-            kind=k.get("kind", "kernel"),
-            launches=k["launches"],
-            time_us=k["time_us"],
-            bytes_read=k["bytes_read"],
-            bytes_written=k["bytes_written"],
-            fused=k.get("fused", False),
-            ops=tuple(k.get("ops", ())),
-            lines=tuple(place_from_dict(p, home) for p in k.get("lines", ())),
-            code=k.get("code"),
-            what=k.get("what"),
-            phase=k.get("phase", "forward"),
-            bytes_saved=k.get("bytes_saved_for_backward"),
-            shares=tuple(_share_from_dict(x, home) for x in k.get("shares", ())),
-            flops=k.get("flops"),
-        )
-        for k in d.get("kernels", ())
-    )
+    kernels = tuple(kernel_from_dict(k, home) for k in d.get("kernels", ()))
     return ModeResult(
         launches=d["launches"],
         bytes_read=d["bytes_read"],
@@ -311,11 +246,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
         call_time_us_range=tuple(d["call_time_us_range"]) if d.get("call_time_us_range") else None,
         kernel_samples=(d.get("repetitions") or {}).get("kernel", 0),
         call_samples=(d.get("repetitions") or {}).get("call", 0),
-        round_trips=None if d.get("round_trips") is None else tuple(
-            RoundTrip(**{**t, "consumers": tuple(t["consumers"]),
-                         "lines": tuple(place_from_dict(p, home) for p in t["lines"])})
-            for t in d.get("round_trips", ())
-        ),
+        round_trips=trips_from_list(d.get("round_trips"), home),
         autotune=tuple(autotune_from_dict(a) for a in d.get("autotune", ())),
         cuda_graphs=_cuda_graphs_from_dict(d.get("cuda_graphs")),
         collectives=tuple(collective_from_dict(c) for c in d.get("collectives", ())),

@@ -7,10 +7,10 @@ def add_known(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b
 
 
-def gbps(nbytes: int | None, time_us: float) -> float | None:
+def gbps(nbytes: int | None, time_us: float | None) -> float | None:
     """Bytes over microseconds as GB/s (1 GB = 1e9 B); None when nothing was timed or the bytes
     are unknown."""
-    if nbytes is None or time_us <= 0 or nbytes <= 0:
+    if nbytes is None or time_us is None or time_us <= 0 or nbytes <= 0:
         return None
     return nbytes / (time_us * 1e3)
 

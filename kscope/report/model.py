@@ -11,14 +11,16 @@ import os.path
 from dataclasses import dataclass, field
 
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
+from kscope.report.kernel import Kernel, RoundTrip
 from kscope.report.lines import LineCost, LineShare, line_costs
-from kscope.report.measures import Traffic, add_known, gbps
+from kscope.report.measures import Traffic
 from kscope.report.phases import PHASES, PhaseTotals, phase_totals
 from kscope.report.place import Place, place_key, sorted_places
+from kscope.report.plan import Plan
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 11
+SCHEMA = 12
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -38,76 +40,10 @@ place in a file (Place: project files relative to `root`, library files inside t
 the library's line an op was issued from); `sources` has the text of every file holding one.
 11: each kernel shares its figures among the lines it came from (`shares`, report.lines); the
 Report's JSON has `line_costs`, each line's total in both modes (derived from the shares). Each
-kernel has its `flops` and its place on the roofline; the Report has the device's `peak_flops`."""
+kernel has its `flops` and its place on the roofline; the Report has the device's `peak_flops`.
+12: while the compiled half compiles, the worker's Report carries inductor's `plan` of it (report.plan),
+whose rows have no launches or time yet (null)."""
 
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """One kernel name within a mode, aggregated over its launches in one call."""
-
-    name: str
-    launches: float
-    """Launches per call of the target."""
-    time_us: float
-    """Time per call, all launches together: the kernel's share of the profiled calls, scaled so
-    that the rows add up to the mode's median kernel time."""
-    bytes_read: int | None
-    """Per call; None when kscope does not know (never shown as 0)."""
-    bytes_written: int | None
-    fused: bool = False
-    """True for a kernel inductor generated (it may fuse one op or many)."""
-    ops: tuple[str, ...] = ()
-    """The ATen ops this kernel runs (compiled: from inductor's metadata; eager: the op itself)."""
-    lines: tuple[Place, ...] = ()
-    """The places in the user's files (and libraries) this kernel's ops came from."""
-    code: str | None = None
-    """Generated source of a compiled kernel."""
-    kind: str = "kernel"
-    """"kernel", or "extern" for a library call made by compiled code (aten::mm ...)."""
-    what: str | None = None
-    """What a kernel that runs none of the user's ops does ("copies x into channels-last layout")."""
-    phase: str = "forward"
-    """"forward", "backward" (run by autograd's engine) or "optimizer" (an optimizer's step)."""
-    bytes_saved: int | None = 0
-    """Of bytes_written, what a training forward writes only for backward to read: tensors
-    AOTAutograd saves that no other kernel of the forward reads (a ReLU's mask). None where kscope
-    does not know (an eager op: max-pool's indices are written for backward only too)."""
-    shares: tuple[LineShare, ...] = ()
-    """Its figures shared among the lines it came from (report.lines); they add up to the row's."""
-    flops: int | None = None
-    """Floating-point operations per call (report.roofline says how they are counted); None: unknown."""
-
-    @property
-    def bytes_total(self) -> int | None:
-        return add_known(self.bytes_read, self.bytes_written)
-
-    @property
-    def achieved_gbps(self) -> float | None:
-        return gbps(self.bytes_total, self.time_us)
-
-
-@dataclass(frozen=True)
-class RoundTrip:
-    """A buffer one kernel of the call writes and another reads back: a trip through memory that
-    a fused kernel would not make (the call's outputs are not round trips)."""
-
-    buffer: str
-    """Inductor's buffer name ("buf0"); eager: "tmp0", "tmp1", ... in the order they were written."""
-    bytes: int | None
-    producer: str
-    """The kernel that writes it, named as its row is."""
-    consumers: tuple[str, ...]
-    lines: tuple[Place, ...] = ()
-    """The places of the producer and the consumers."""
-    reason: str = ""
-    """Why it was not fused, in plain words."""
-    hint: str = ""
-    detail: str = ""
-    """Inductor's own words, where its scheduler gave a reason ("cannot fuse op0 with op2: ...")."""
-    count: int = 1
-    """How many such buffers (same producer, consumers, lines and reason): a loop of 5,000 adds is
-    one entry of 4,999; `bytes` is all of them, `buffer` the first."""
 
 
 @dataclass(frozen=True)
@@ -321,6 +257,9 @@ class Report:
     reads_parameters: bool = False
     """The target read an nn.Parameter (a module's weights): its traffic is no multiple of its
     inputs, so no array-sized transfers are shown (a model's token ids are 1 kB)."""
+    plan: Plan | None = None
+    """While the compiled half compiles: inductor's plan of it (report.plan), with no compiled
+    half yet; kept, marked stale, when the run fails after it. None in a finished run's Report."""
     schema: int = SCHEMA
 
     @property
@@ -361,6 +300,7 @@ __all__ = [
     "PhaseTotals",
     "Place",
     "RankResult",
+    "RoundTrip",
     "Recompile",
     "Report",
     "RunError",

@@ -38,6 +38,9 @@ class RunRequest:
     settle: bool = False
     """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
     live app draws it on the other core, which would compete with the timed calls."""
+    plan: bool = False
+    """Say the compiled half's plan as soon as inductor has made it, and how far its compile is
+    (worker.protocol's "plan" and "progress"): the live app shows it while the kernels compile."""
     nproc: int | None = None
     """--nproc: run in this many rank processes with a process group (worker.ranks); None: one process."""
     timeout: float = DEFAULT_TIMEOUT_S

@@ -23,9 +23,9 @@ def intensity(flops: int | None, nbytes: int | None) -> float | None:
     return flops / nbytes
 
 
-def achieved(flops: int | None, time_us: float) -> float | None:
-    """FLOP/s over the kernel's measured time; None where unknown or untimed."""
-    if flops is None or time_us <= 0:
+def achieved(flops: int | None, time_us: float | None) -> float | None:
+    """FLOP/s over the kernel's measured time; None where unknown or untimed (a plan's row)."""
+    if flops is None or time_us is None or time_us <= 0:
         return None
     return flops / (time_us * 1e-6)
 

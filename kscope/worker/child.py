@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from kscope.report.request import SweepRequest
 from kscope.worker.lifetime import die_with_parent
-from kscope.worker.protocol import Shown, read_request, ready_line, report_line
+from kscope.worker.protocol import Shown, progress_line, read_request, ready_line, report_line
 
 
 def _send(out, line: str) -> None:
@@ -179,6 +179,12 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
         def on_eager(report, rid=rid):
             _send(results, report_line("eager", rid, report))
 
+        def on_plan(report, rid=rid):
+            _send(results, report_line("plan", rid, report))
+
+        def on_progress(progress, rid=rid):
+            _send(results, progress_line(rid, progress))
+
         def until_shown(rid=rid) -> None:
             _wait_until_shown(requests, rid)
 
@@ -187,7 +193,8 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
 
             report = run_ranks(request, on_eager=on_eager)
         else:
-            report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None)
+            report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None,
+                         on_plan=on_plan if request.plan else None, on_progress=on_progress)
         sys.stdout.flush()
         sys.stderr.flush()
         _send(results, report_line("report", rid, report))

@@ -8,6 +8,9 @@ carry the user's prints), so nothing the user's code writes can corrupt them.
                       {"type": "shown", "of": N}    the eager half of run N is on screen
     worker -> client  {"type": "ready"}             torch imported, inductor warm
                       {"type": "eager", "id": N, "report": Report}    the eager half of run N
+                      {"type": "plan", "id": N, "report": Report}     the eager half and inductor's
+                                                  plan of the compiled half (report.plan), before it is compiled
+                      {"type": "progress", "id": N, "progress": PlanProgress}   how far that compile is
                       {"type": "sweep", "id": N, "report": Report}    a sweep, the sizes so far
                       {"type": "report", "id": N, "report": Report}   the end of request N
 
@@ -28,18 +31,22 @@ from kscope.report.codec import (
     report_to_dict,
 )
 from kscope.report.model import Report
+from kscope.report.plan import PlanProgress
+from kscope.report.plan_codec import progress_from_dict, progress_to_dict
 from kscope.report.request import RunRequest, SweepOptions, SweepRequest
 
-REPORT_KINDS = ("eager", "sweep", "report")
+REPORT_KINDS = ("eager", "plan", "sweep", "report")
 
 
 @dataclass(frozen=True)
 class Message:
-    """What the worker said: "ready", or a Report ("eager", "sweep", "report") for request `id`."""
+    """What the worker said: "ready", a Report ("eager", "plan", "sweep", "report") or a compile's
+    progress ("progress") for request `id`."""
 
     type: str
     id: int | None = None
     report: Report | None = None
+    progress: PlanProgress | None = None
 
 
 @dataclass(frozen=True)
@@ -91,10 +98,15 @@ def report_line(kind: str, request_id: int | None, report: Report) -> str:
     return _line({"type": kind, "id": request_id, "report": report_to_dict(report)})
 
 
+def progress_line(request_id: int | None, progress: PlanProgress) -> str:
+    return _line({"type": "progress", "id": request_id, "progress": progress_to_dict(progress)})
+
+
 def read_message(line: bytes | str) -> Message:
     d = json.loads(line)
-    report = d.get("report")
-    return Message(d["type"], d.get("id"), None if report is None else report_from_dict(report))
+    report, progress = d.get("report"), d.get("progress")
+    return Message(d["type"], d.get("id"), None if report is None else report_from_dict(report),
+                   None if progress is None else progress_from_dict(progress))
 
 
 def _line(d: dict[str, Any]) -> str:

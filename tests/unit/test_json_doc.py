@@ -22,6 +22,7 @@ from kscope.report.model import (
     Recompile,
     RunError,
 )
+from kscope.report.plan import Plan, PlanProgress
 from kscope.report.speedup import Speedup
 from kscope.trace.file import TraceFigures, TraceKernel, figures_to_dict
 from kscope.trace.ranks import RankTrace, folder_dict
@@ -110,13 +111,22 @@ def _shared(mode):
 
 def test_every_checked_block_is_json():
     blocks = documented()
-    assert {"report", "sweep", "rank", "trace", "trace folder"} <= set(blocks)
+    assert {"report", "sweep", "rank", "trace", "trace folder", "plan"} <= set(blocks)
 
 
 def test_the_report_block_has_every_field_kscope_writes_and_no_other():
     real = report_to_dict(full_report())
     assert all(real[k] is not None for k in ("eager", "compiled", "speedup", "backward", "traces", "ranks"))
     assert differences(shape(documented()["report"]), shape(real)) == []
+
+
+def test_the_plan_block():
+    r = full_report()
+    planned = tuple(replace(k, launches=None, time_us=None, shares=()) for k in r.compiled.kernels)
+    real = report_to_dict(replace(r, compiled=None, plan=Plan(planned, r.compiled.round_trips, PlanProgress(1, 0, 0, 1))))
+    assert real["compiled"] is None and real["plan"]["kernels"][0]["time_us"] is None
+    assert differences(shape(documented()["plan"]), shape(real["plan"])) == []
+    assert "plan" not in report_to_dict(r)  # a finished run's Report has none
 
 
 def test_the_sweep_block():

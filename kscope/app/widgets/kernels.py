@@ -38,6 +38,8 @@ class KernelTable(Vertical):
         self.previous: ModeResult | None = None
         self.peak: float | None = None
         self.name_width = COLUMNS[0][1]
+        self._note = ""
+        """What the table says under it (compiling…, a plan and its progress), kept across redraws."""
         self.lit: set[str] = set()
         """Kernel names shown lit (a chosen round trip's producer and consumers)."""
 
@@ -54,7 +56,7 @@ class KernelTable(Vertical):
         home: str | None = None,
     ) -> None:
         """home: the target's file as places name it (its lines need no file name)."""
-        self.mode, self.previous = mode, previous
+        self.mode, self.previous, self._note = mode, previous, note
         self.home = home if home is not None else getattr(self, "home", "")
         self.peak = peak if peak is not None else self.peak
         table = self.query_one(DataTable)
@@ -87,12 +89,18 @@ class KernelTable(Vertical):
             self.border_subtitle = subtitle
         self._show_detail(table.cursor_row)
 
+    def note(self, text: str) -> None:
+        """Say this under the table (a plan's progress) without redrawing its rows."""
+        self._note = text
+        if self.border_subtitle != text:
+            self.border_subtitle = text
+
     def light(self, names: set[str]) -> None:
         """Show these kernels' rows lit (none: an empty set)."""
         if names != self.lit:
             self.lit = names
             if self.mode is not None:
-                self.show(self.mode, self.previous, peak=self.peak)
+                self.show(self.mode, self.previous, note=self._note, peak=self.peak)
 
     def on_resize(self) -> None:
         """Give the kernel name whatever width the other columns leave."""
@@ -105,7 +113,7 @@ class KernelTable(Vertical):
             self.name_width = name_width
             table.refresh()
             if self.mode is not None:
-                self.show(self.mode, self.previous, peak=self.peak)
+                self.show(self.mode, self.previous, note=self._note, peak=self.peak)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail(event.cursor_row)

@@ -36,6 +36,7 @@ from kscope.engine.inductor.bytes import (
     saved_for_backward,
     symbolic_sizes,
 )
+from kscope.engine.inductor.plan_capture import kernel_progress, nodes_bytes, planned, scheduled_nodes
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed
 from kscope.report.codec import autotune_to_dict
@@ -48,6 +49,8 @@ TRACE_LOGGER = "torch.__trace"
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
 CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 """Where inductor says why it skipped CUDA graphs for a graph (log_cudagraph_skip_and_bump_counter)."""
+FACTS = "-facts"
+"""In kscope's store, beside a graph's kernel bytes: its outputs and inductor's reasons not to fuse."""
 STORE_FORMAT = "kscope-traffic-11\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
@@ -184,9 +187,12 @@ class Capture(list):
 
 
 class _Listener(logging.Handler):
-    def __init__(self, graphs: Capture):
+    def __init__(self, graphs: Capture, planner=None):
         super().__init__(logging.DEBUG)
-        self.graphs = graphs
+        self.graphs, self.planner = graphs, planner
+        self._planned: tuple | None = None
+        """(inductor's graph, its scheduler nodes, their bytes) of the graph last planned: its
+        metrics log reuses them, so the plan's bytes are the final Report's."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -209,7 +215,14 @@ class _Listener(logging.Handler):
         # Computed here, while inductor's graph is still the current one (V.graph).
         snodes = [node for node, _ in args["nodes_num_elem"]]
         saved = saved_for_backward(snodes)
-        nodes = [node_bytes(node, saved) for node in snodes]
+        planned, self._planned = self._planned, None
+        if planned and planned[0] is current_graph() and len(planned[1]) == len(snodes) and all(
+                a is b for a, b in zip(planned[1], snodes)):
+            nodes = planned[2]  # counted when the graph was planned
+            if self.planner is not None:
+                self.planner.done()
+        else:
+            nodes = [node_bytes(node, saved) for node in snodes]
         g = self.graphs.current(_cid(cid))
         g.outputs = sorted(set(g.outputs) | set(current_graph().get_output_names()))
         if symbolic_sizes():
@@ -221,6 +234,18 @@ class _Listener(logging.Handler):
             # compile (a backward graph), though it built one: read it while it is current.
             built = getattr(torch._inductor.debug, "_inductor_triton_kernel_to_post_grad_node_info", {})
             g.provenance = {h: list(built.get(h, ())) for h in g.stack_traces}
+
+    def _plan(self, g: GraphCapture) -> None:
+        """Inductor has generated g's code and not compiled it yet: tell the planner its plan (a
+        graph from inductor's cache, which has nothing left to compile, is done at once)."""
+        live = scheduled_nodes()
+        if live is None:
+            self.planner.cached()
+            return
+        graph, snodes = live
+        nodes = nodes_bytes(snodes)
+        self._planned = (graph, snodes, nodes)
+        self.planner.planned(g, planned(g, graph, nodes), self.graphs)
 
     def _on_fusion(self, record: logging.LogRecord) -> None:
         """Inductor's scheduler says why it did not fuse two nodes (WhyNoFuse, logged as itself)."""
@@ -236,7 +261,10 @@ class _Listener(logging.Handler):
         payload = getattr(record, "payload", None)
         cid = f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}"
         if "inductor_output_code" in meta and payload:
-            self.graphs.current(cid, "code").code = payload
+            g = self.graphs.current(cid, "code")
+            g.code = payload
+            if self.planner is not None:
+                self._plan(g)
         elif "inductor_post_grad_graph" in meta and payload:  # a cache hit logs it on its own
             self.graphs.current(cid, "post_grad_graph").post_grad_graph = payload
         elif "artifact" in meta and payload:
@@ -272,10 +300,12 @@ def _cid(compile_id) -> str:
 
 
 @contextlib.contextmanager
-def capture_inductor():
-    """Listen to inductor's and dynamo's loggers for the block; yields a Capture."""
+def capture_inductor(planner=None):
+    """Listen to inductor's and dynamo's loggers for the block; yields a Capture. `planner`
+    (engine.compile_plan.Planner) is told each graph's plan before inductor compiles its kernels,
+    and how far the compile is."""
     graphs = Capture()
-    listener = _Listener(graphs)
+    listener = _Listener(graphs, planner)
     metrics = logging.getLogger(METRICS_LOGGER)
     trace = logging.getLogger(TRACE_LOGGER)
     fusion = logging.getLogger(FUSION_LOGGER)
@@ -299,8 +329,9 @@ def capture_inductor():
         cid = _cid(torch._guards.CompileContext.current_compile_id())
         graphs.current(cid).autotune.append(autotune_to_dict(choice))
 
+    progress = kernel_progress(planner.kernels) if planner is not None else contextlib.nullcontext()
     try:
-        with fresh(), autotune_timings(autotuned):
+        with fresh(), autotune_timings(autotuned), progress:
             yield graphs
     finally:
         for logger in (metrics, trace, fusion, cudagraphs):

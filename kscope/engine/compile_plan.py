@@ -1,0 +1,82 @@
+"""The plan of a compiled half while inductor compiles it (report.plan): its kernels as inductor's
+scheduler made them, and how far the compile is, told to the app before the kernels are compiled."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kscope.engine.backend import RecordingBackend
+from kscope.engine.compiled_rows import graph_kernels, graph_phase, plan_rows
+from kscope.engine.inductor.capture import FACTS, Capture, GraphCapture, TrafficStore
+from kscope.engine.inductor.provenance import stable_handles
+from kscope.engine.round_trips import compiled_round_trips, grouped
+from kscope.report.plan import Plan, PlanProgress
+
+
+class Planner:
+    """Told by capture_inductor of each graph inductor compiles in a run; says the plan so far
+    through on_plan whenever a new graph is planned, and the compile's progress through
+    on_progress (only once there is a plan to show: a run whose graphs all come from inductor's
+    cache has nothing to wait for)."""
+
+    def __init__(self, backend: RecordingBackend, store: TrafficStore, on_plan: Callable[[Plan], None],
+                 on_progress: Callable[[PlanProgress], None] | None = None):
+        self.backend, self.store = backend, store
+        self.on_plan, self.on_progress = on_plan, on_progress
+        self.progress = PlanProgress()
+        self.plan: Plan | None = None
+        """The latest plan told (None: none yet)."""
+        self._plans: dict[int, GraphCapture] = {}  # id of a Capture's graph -> its plan
+
+    def planned(self, graph: GraphCapture, plan: GraphCapture, capture: Capture) -> None:
+        """Inductor generated the code of `graph`, one of `capture`'s, and has not compiled it:
+        `plan` is that graph as it will be once compiled (engine.inductor.plan_capture)."""
+        self._plans[id(graph)] = plan
+        self._step(graphs_seen=self.progress.graphs_seen + 1, kernels_compiled=None, kernels_total=None)
+        self.plan = self._make(capture)
+        self.on_plan(self.plan)
+
+    def cached(self) -> None:
+        """A graph came from inductor's FX-graph cache: seen and done at once."""
+        self._step(graphs_seen=self.progress.graphs_seen + 1, graphs_done=self.progress.graphs_done + 1)
+
+    def done(self) -> None:
+        """The graph planned last is compiled and loaded."""
+        self._step(graphs_done=self.progress.graphs_done + 1, kernels_compiled=None, kernels_total=None)
+
+    def kernels(self, compiled: int, total: int) -> None:
+        """Inductor's compile workers finished `compiled` of the graph's `total` kernels."""
+        self._step(kernels_compiled=compiled, kernels_total=total)
+
+    def _step(self, **changes) -> None:
+        self.progress = PlanProgress(**{**self.progress.__dict__, **changes})
+        if self.plan is not None:
+            self.plan = Plan(self.plan.kernels, self.plan.round_trips, self.progress)
+            if self.on_progress is not None:
+                self.on_progress(self.progress)
+
+    def _make(self, capture: Capture) -> Plan:
+        """The plan of every graph of the run so far: those planned, and those inductor's cache
+        gave (their bytes from kscope's store, as the final rows will have them)."""
+        graphs, rows_of, facts_of = [], [], []
+        for g in capture:
+            plan = self._plans.get(id(g))
+            if plan is not None:
+                graphs.append(plan)
+                rows_of.append(plan.kernel_bytes())
+                facts_of.append(plan.facts())
+            elif g.code and g.nodes is None and self.store.get(g.code_hash) is not None:
+                g.restore_provenance(self.store.get(g.code_hash))
+                graphs.append(g)
+                rows_of.append(self.store.get(g.code_hash))
+                facts_of.append(self.store.get(g.code_hash + FACTS))
+        kernels_of = [graph_kernels(g, rows, self.backend) for g, rows in zip(graphs, rows_of)]
+        rows = plan_rows(graphs, kernels_of, [graph_phase(g, self.backend) for g in graphs])
+        trips = []
+        for g, kernels, rows_, facts in zip(graphs, kernels_of, rows_of, facts_of):
+            found = compiled_round_trips(kernels, rows_, stable_handles(g.provenance), facts)
+            if found is None:
+                trips = None
+                break
+            trips += found
+        return Plan(tuple(rows), None if trips is None else grouped(trips), self.progress)

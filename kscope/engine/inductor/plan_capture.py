@@ -1,0 +1,109 @@
+"""Inductor's plan of a graph, read the moment its code is generated, before the code is compiled.
+
+Inductor logs a graph's output code (`inductor_output_code`) after its scheduler fused the nodes
+and generated every kernel, and before it loads the module, which is when the kernels are
+compiled (C++ or Triton; on a real model most of the compile). Everything kscope shows of a
+graph but its times is decided by then: the kernels and the post-grad nodes in each (provenance),
+their stack traces, the bytes of each scheduler node, the graph's outputs. Inductor logs those
+only after the load (provenance, `inductor_metrics`); here they are read off the live graph and
+inductor's provenance tables, the same objects the later logs are made from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+
+from kscope.engine.inductor.bytes import NodeBytes, current_graph, node_bytes, saved_for_backward
+
+
+def scheduled_nodes() -> tuple[object, list] | None:
+    """(inductor's graph, its scheduler nodes) while a graph is being compiled fresh; None when
+    none is (a cache hit logs its output code too)."""
+    graph = current_graph()
+    scheduler = getattr(graph, "scheduler", None)
+    if scheduler is None:
+        return None
+    return graph, list(scheduler.nodes)
+
+
+def nodes_bytes(snodes: list) -> list[NodeBytes]:
+    """Inductor's bytes of each scheduler node (engine.inductor.bytes), the graph being current."""
+    saved = saved_for_backward(snodes)
+    return [node_bytes(node, saved) for node in snodes]
+
+
+def planned(g, graph, nodes: list[NodeBytes]):
+    """A copy of g, the GraphCapture whose code inductor has just generated, with what inductor
+    logs about it only once it is compiled. `graph` is inductor's, `nodes` its bytes per node."""
+    import torch._inductor.debug as debug
+
+    built = getattr(debug, "_inductor_triton_kernel_to_post_grad_node_info", {})
+    traces = getattr(debug, "_inductor_kernel_stack_trace", {})
+    return dataclasses.replace(
+        g,
+        provenance={h: list(post) for h, post in built.items()},
+        stack_traces={h: list(frames) for h, frames in traces.items()},
+        nodes=list(nodes),
+        outputs=sorted(set(g.outputs) | set(graph.get_output_names())),
+        unfused=dict(g.unfused),
+        autotune=list(g.autotune),
+        live=None,
+    )
+
+
+@contextlib.contextmanager
+def kernel_progress(tell: Callable[[int, int], None]):
+    """Call tell(compiled, total) as inductor's compile workers finish a graph's kernels: inductor
+    counts them on its progress bar (AsyncCompile._wait_futures), which this wraps for the block.
+    With one compile thread inductor compiles in its own process and keeps no count: no calls."""
+    try:
+        import torch._inductor.async_compile as async_compile
+    except ImportError:
+        yield
+        return
+    real = getattr(async_compile, "tqdm", None)
+    if real is None:
+        yield
+        return
+
+    def counted(*args, **kwargs):
+        return _Counted(real(*args, **kwargs), kwargs.get("total"), tell)
+
+    async_compile.tqdm = counted
+    try:
+        yield
+    finally:
+        async_compile.tqdm = real
+
+
+class _Counted:
+    """Inductor's progress bar, which also says each step to kscope."""
+
+    def __init__(self, bar, total, tell):
+        self._bar, self._total, self._tell, self._done = bar, total, tell, 0
+        if isinstance(total, int) and total > 0:
+            self._say()
+
+    def update(self, n=1):
+        result = self._bar.update(n)
+        self._done += n
+        self._say()
+        return result
+
+    def _say(self) -> None:
+        if isinstance(self._total, int) and self._total > 0:
+            try:
+                self._tell(self._done, self._total)
+            except Exception:  # kscope's count must never break the user's compile
+                pass
+
+    def __getattr__(self, name):
+        return getattr(self._bar, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._bar.__exit__(*exc) if hasattr(self._bar, "__exit__") else None
