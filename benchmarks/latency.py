@@ -3,15 +3,17 @@
 Drives the real app headlessly (Pilot, a real LiveSession and worker) on a temp copy of the
 sample and prints figures, no assertions: 1. save -> eager half on screen; 2. save -> all on
 screen after a graph-changing edit (a fresh constant each time: in no cache) vs the article's
-manual workflow as a fresh process; 3. `r` -> final report; 4. event-loop lag while runs are in
+manual workflow as a fresh process, and save -> inductor's plan on screen (issue 26) beside it; 3. `r` -> final report; 4. event-loop lag while runs are in
 flight; 5. many saves in a row: worker RSS growth, first vs last run times; 6. a project of two
 files: a save of the imported model.py against a save of the target bench.py, in turns, in one
-app (re-importing the user's modules must not re-import torch or any library).
+app (re-importing the user's modules must not re-import torch or any library); 7. save -> plan
+and save -> final on the largest sample, samples/train_step.py (forward, backward and AdamW
+graphs), with inductor's caches off so that every save compiles every graph anew.
 
 "On screen" = the app's SessionUpdate handler has put that run's report into the panes: the
 script wraps KscopeApp._show/_finish on the instance and timestamps their return.
 
-    python benchmarks/latency.py [--quick] [--project-only]
+    python benchmarks/latency.py [--quick] [--project-only | --plan-only]
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Probe:
 
     def __init__(self, app):
         self.eager: dict[int, float] = {}
+        self.plan: dict[int, float] = {}  # the first plan of the compiled half (issue 26)
         self.final: dict[int, float] = {}
         self.detail: dict[int, tuple[float | None, object]] = {}  # run id -> (run started, report)
         show, finish = app._show, app._finish
@@ -70,6 +73,8 @@ class Probe:
             show(report, partial=partial)
             if partial:
                 self.eager.setdefault(app.latest_run, time.monotonic())
+                if report.plan is not None:
+                    self.plan.setdefault(app.latest_run, time.monotonic())
 
         def _finish(report, at):
             started = app.run_started  # the worker got the request (session's monotonic clock)
@@ -135,6 +140,7 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     parts: list[tuple] = []  # per save: (save -> run start, worker wall, first compiled call, fresh compile?)
     extra_runs = 0  # runs beyond one per save or key press (a watcher firing twice would show here)
     last_final = [float("-inf")]  # when the last final report reached the screen
+    planned: list[float | None] = []  # per save: save -> plan on screen (None: no plan, a cache hit)
 
     async def settle():
         await settle_workers(app)
@@ -153,7 +159,8 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
         return app.latest_run, t0
 
     async def save(text) -> tuple[float, float]:
-        """(save -> eager on screen, save -> final on screen) in seconds."""
+        """(save -> eager on screen, save -> final on screen) in seconds; save -> plan on screen
+        goes in `planned`."""
         async def write():
             path.write_text(text)
             return time.monotonic()  # the write is complete: the clock starts here
@@ -164,6 +171,7 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
         parts.append((started - t0 if started else float("nan"), rep.wall_s,
                       c.compile_s if c else float("nan"), bool(c) and c.traffic_source == "inductor"))
         await asyncio.sleep(0.05)  # a short settle between saves
+        planned.append(probe.plan[rid] - t0 if rid in probe.plan else None)
         return probe.eager.get(rid, float("nan")) - t0, probe.final[rid] - t0
 
     manual = [manual_workflow_s() for _ in range(args.manual_runs)]  # first: nothing of ours running
@@ -184,10 +192,10 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
         same = [await save(commented(i % 2)) for i in range(args.same)]
         # 1b, 2, 4. Graph-changing saves: a fresh random constant each time, in no cache anywhere.
         lag.phase, fresh = "new graph", []
-        del parts[:]
+        del parts[:], planned[:]
         for _ in range(args.fresh):
             fresh.append(await save(with_const(f"1.{secrets.randbelow(10**9):09d}")))
-        fresh_parts, lag.phase = parts[:], None
+        fresh_parts, fresh_plans, lag.phase = parts[:], planned[:], None
         # 3. `r` with nothing changed.
         await settle()
 
@@ -230,6 +238,7 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     row(f"1  save->eager, new graph (n={len(fresh)})", p50_90(f_eager))
     row(f"   save->final, same graph (n={len(same)})", p50_90([f for _, f in same]))
     row(f"2  save->final, new graph (n={len(fresh)})", p50_90(f_final))
+    plan_row(row, fresh_plans, f_final, "new graph")
     mm = statistics.median(manual)
     row(f"   manual workflow, fresh process (n={len(manual)})",
         f"median {mm:.2f} s  runs {' '.join(f'{x:.2f}' for x in manual)}")
@@ -257,6 +266,67 @@ async def main(args) -> tuple[str, list[tuple[str, str, str, str]]]:
     row("   new graph: fresh compiles (not cache hits)", f"{sum(p[3] for p in fresh_parts)}/{len(fresh_parts)}")
     row("   extra runs / worker restarts (all phases)", f"{extra_runs} / {app.session.restarts}")
     return header, rows
+
+
+def plan_row(row, plans: list[float | None], finals: list[float], what: str) -> None:
+    """2 and 7: save -> plan on screen beside save -> final, and their ratio (issue 26's goal)."""
+    got = [p for p in plans if p is not None]
+    if not got:
+        row(f"   save->plan, {what}", "no plan reached the screen", "<= 0.5 of final", False)
+        return
+    row(f"   save->plan, {what} (n={len(got)} of {len(plans)})", f"p50 {pct(got, 50):.2f} s  p90 {pct(got, 90):.2f} s")
+    ratio = pct(got, 50) / pct(finals, 50)
+    row(f"   save->plan / save->final, {what}, p50s", f"{ratio:.2f}", "<= 0.5", ratio <= 0.5)
+
+
+async def plan_on_largest_sample(saves: int) -> list[tuple[str, str, str, str]]:
+    """7. save -> plan and save -> final on samples/train_step.py, inductor's caches off (the
+    worker inherits the environment): every save (a trailing comment) compiles every graph anew."""
+    from kscope.app.app import KscopeApp
+    from kscope.report.request import RunRequest
+
+    tmp = Path(tempfile.mkdtemp(prefix="kscope-bench-plan-"))
+    saved_env = {k: os.environ.get(k) for k in ("KSCOPE_CACHE_DIR", "TORCHINDUCTOR_FX_GRAPH_CACHE",
+                                                "TORCHINDUCTOR_AUTOGRAD_CACHE")}
+    os.environ.update(KSCOPE_CACHE_DIR=str(tmp / "store"), TORCHINDUCTOR_FX_GRAPH_CACHE="0",
+                      TORCHINDUCTOR_AUTOGRAD_CACHE="0")
+    path = tmp / "train_step.py"
+    shutil.copy(REPO / "samples" / "train_step.py", path)
+    base = path.read_text()
+    app = KscopeApp(RunRequest(str(path), None, "cpu", timeout=120.0, calls=5))
+    probe, plans, finals = Probe(app), [], []
+    try:
+        async with app.run_test(size=(120, 40)):
+            await wait_for(lambda: 1 in probe.final)
+            await settle_workers(app)
+            for i in range(saves + 1):  # the first warms up, not counted
+                await asyncio.sleep(READ_S)
+                before = app.latest_run
+                path.write_text(base + f"# kscope bench edit {i}\n")
+                t0 = time.monotonic()
+                await wait_for(lambda: app.latest_run > before and app.latest_run in probe.final)
+                rid = app.latest_run
+                if i:
+                    plans.append(probe.plan[rid] - t0 if rid in probe.plan else None)
+                    finals.append(probe.final[rid] - t0)
+                await settle_workers(app)
+        app.shutdown()
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(tmp, ignore_errors=True)
+    rows: list[tuple[str, str, str, str]] = []
+
+    def row(name, value, goal="-", ok=None):
+        rows.append((name, value, goal, "" if ok is None else ("PASS" if ok else "MISS")))
+
+    row(f"7  save->final, train_step.py, caches off (n={len(finals)})",
+        f"p50 {pct(finals, 50):.2f} s  p90 {pct(finals, 90):.2f} s")
+    plan_row(row, plans, finals, "train_step.py")
+    return rows
 
 
 PROJECT_BENCH = """\
@@ -312,17 +382,19 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer saves: about 30 s instead of 1 min")
     parser.add_argument("--project-only", action="store_true", help="only item 6 (a project of two files)")
+    parser.add_argument("--plan-only", action="store_true", help="only item 7 (the plan on the largest sample)")
     args = parser.parse_args()
     q = args.quick
     args.same, args.fresh, args.reruns = (8, 4, 5) if q else (15, 8, 10)
     args.saves, args.manual_runs = (20, 1) if q else (100, 3)
     started = time.monotonic()
-    if args.project_only:
+    if args.project_only or args.plan_only:
         header = f"{datetime.datetime.now():%Y-%m-%d %H:%M} | {os.cpu_count()} cores | load {os.getloadavg()[0]:.2f}"
-        rows = asyncio.run(imported_vs_target(6 if q else 12))
+        rows = asyncio.run(imported_vs_target(6 if q else 12) if args.project_only else plan_on_largest_sample(3 if q else 6))
     else:
         header, rows = asyncio.run(main(args))
         rows += asyncio.run(imported_vs_target(6 if q else 12))
+        rows += asyncio.run(plan_on_largest_sample(3 if q else 6))
     print(f"kscope live app, CPU, samples/add_relu.py (1M elements){' [--quick]' if q else ''}")
     print(header)
     width = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows), max(len(r[2]) for r in rows)

@@ -161,7 +161,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         if traffic.compact != narrow:
             traffic.compact = launches.compact = narrow
             if self.shown is not None:
-                self._show(self.shown, partial=self.shown.compiled is None)
+                self._show(self.shown, partial=self.shown.compiled is None and not self.shown.errors)
             else:
                 traffic.show(None)
 
@@ -329,7 +329,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
 
     def _show(self, report: Report, *, partial: bool) -> None:
         self.shown = report
-        before = self.before if not partial else self.good
+        before = self.before if not partial and not report.errors else self.good  # a failed run changed no good
         compiling = partial and report.compiled is None
         view = plan_view(report)  # while compiling, the compiled panes show inductor's plan
         note = plan_note(report.plan, self.progress, stale=not partial) if view is not report else ""

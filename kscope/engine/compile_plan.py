@@ -3,6 +3,7 @@ scheduler made them, and how far the compile is, told to the app before the kern
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from kscope.engine.backend import RecordingBackend
@@ -27,14 +28,30 @@ class Planner:
         self.plan: Plan | None = None
         """The latest plan told (None: none yet)."""
         self._plans: dict[int, GraphCapture] = {}  # id of a Capture's graph -> its plan
+        self.spent_s = 0.0
+        """Seconds spent making and telling plans and progress: not the compile's (compile_s)."""
 
     def planned(self, graph: GraphCapture, plan: GraphCapture, capture: Capture) -> None:
         """Inductor generated the code of `graph`, one of `capture`'s, and has not compiled it:
         `plan` is that graph as it will be once compiled (engine.inductor.plan_capture)."""
         self._plans[id(graph)] = plan
         self._step(graphs_seen=self.progress.graphs_seen + 1, kernels_compiled=None, kernels_total=None)
+        self._tell(capture)
+
+    def _tell(self, capture: Capture) -> None:
+        started = time.perf_counter()
         self.plan = self._make(capture)
         self.on_plan(self.plan)
+        self.spent_s += time.perf_counter() - started
+
+    def refresh(self, capture: Capture) -> None:
+        """A graph from inductor's cache has logged its kernels: once there is a plan, it joins it."""
+        if self.plan is not None:
+            self._tell(capture)
+
+    def ran(self) -> None:
+        """The compiled half's first call returned: every graph it needed is compiled."""
+        self._step(ran=True)
 
     def cached(self) -> None:
         """A graph came from inductor's FX-graph cache: seen and done at once."""
@@ -49,11 +66,13 @@ class Planner:
         self._step(kernels_compiled=compiled, kernels_total=total)
 
     def _step(self, **changes) -> None:
+        started = time.perf_counter()
         self.progress = PlanProgress(**{**self.progress.__dict__, **changes})
         if self.plan is not None:
             self.plan = Plan(self.plan.kernels, self.plan.round_trips, self.progress)
             if self.on_progress is not None:
                 self.on_progress(self.progress)
+        self.spent_s += time.perf_counter() - started
 
     def _make(self, capture: Capture) -> Plan:
         """The plan of every graph of the run so far: those planned, and those inductor's cache

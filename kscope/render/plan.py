@@ -24,14 +24,13 @@ def plan_view(report: Report) -> Report:
 
 
 def progress_text(p: PlanProgress) -> str:
-    """"compiling 7/26 kernels · graph 1/2": what inductor says of the compile so far."""
-    parts = []
-    if p.kernels_total:
-        parts.append(f"compiling {p.kernels_compiled or 0}/{p.kernels_total} kernels")
-    elif p.graphs_done < p.graphs_seen:
-        parts.append("compiling")
-    if p.graphs_seen > 1:
-        parts.append(f"graph {min(p.graphs_done + 1, p.graphs_seen)}/{p.graphs_seen}")
+    """"compiling 7/26 kernels · graph 2/3": what inductor says of the compile so far; "" once the
+    compiled half's first call returned (what is left is timing)."""
+    if p.ran:
+        return ""
+    parts = [f"compiling {p.kernels_compiled or 0}/{p.kernels_total} kernels" if p.kernels_total else "compiling"]
+    if p.graphs_seen > 1 and p.graphs_done < p.graphs_seen:
+        parts.append(f"graph {p.graphs_done + 1}/{p.graphs_seen}")
     return " · ".join(parts)
 
 

@@ -33,6 +33,8 @@ def phase_totals(kernels) -> tuple[PhaseTotals, ...]:
             continue
         read = [k.bytes_read for k in mine]
         written = [k.bytes_written for k in mine]
+        if any(k.launches is None or k.time_us is None for k in mine):
+            continue  # a plan's rows (report.plan): not run, no totals
         out.append(
             PhaseTotals(
                 phase,

@@ -26,6 +26,8 @@ class PlanProgress:
     does not say (it compiles in its own process, one kernel after another)."""
     kernels_total: int | None = None
     """Kernels that graph handed its compile workers; None with kernels_compiled."""
+    ran: bool = False
+    """The compiled half's first call returned: what is left is warming up and timing."""
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,14 @@ def test_broken_saves_name_file_and_line_keep_results_stale_and_recover(tmp_path
         lines = {line_in(CUSTOM_OP, "def add_relu"), line_in(CUSTOM_OP, "return (grow(x) + 1)")}
         assert err.line in lines and f"compile target.py:{err.line}" in live.banner(), live.banner()
         assert not live.app.stale  # fresh eager results, not old ones
-        assert live.table("eager").mode == report.eager and live.table("compiled").mode is None
+        assert live.table("eager").mode == report.eager
+        # inductor's plan of it, if this compile made one (a graph from inductor's cache has none),
+        # stays on screen marked stale (docs/plan.md); else the compiled table is empty
+        compiled = live.table("compiled")
+        if report.plan is not None:
+            assert compiled.mode.kernels == report.plan.kernels and "stale" in str(compiled.border_subtitle)
+        else:
+            assert compiled.mode is None
         live.assert_recovered("compile error", await live.save(GOOD))
         # The same custom op defined again by the next save (a long-lived worker): still fine.
         report = await live.save(CUSTOM_OP, what="compile error, again")

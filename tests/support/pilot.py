@@ -26,5 +26,8 @@ async def wait_for(pilot, condition, timeout=90.0):
 
 
 def compiled_names(app):
+    """The compiled kernels of a finished run on screen (not a plan's, whose rows have no time yet)."""
     table = app.query_one("#compiled-kernels", KernelTable)
-    return [k.name for k in table.mode.kernels] if table.mode else []
+    if table.mode is None or any(k.time_us is None for k in table.mode.kernels):
+        return []
+    return [k.name for k in table.mode.kernels]

@@ -216,13 +216,9 @@ class _Listener(logging.Handler):
         snodes = [node for node, _ in args["nodes_num_elem"]]
         saved = saved_for_backward(snodes)
         planned, self._planned = self._planned, None
-        if planned and planned[0] is current_graph() and len(planned[1]) == len(snodes) and all(
-                a is b for a, b in zip(planned[1], snodes)):
-            nodes = planned[2]  # counted when the graph was planned
-            if self.planner is not None:
-                self.planner.done()
-        else:
-            nodes = [node_bytes(node, saved) for node in snodes]
+        reused = planned is not None and planned[0] is current_graph() and len(planned[1]) == len(snodes) and all(
+            a is b for a, b in zip(planned[1], snodes))
+        nodes = planned[2] if reused else [node_bytes(node, saved) for node in snodes]  # reused: counted when planned
         g = self.graphs.current(_cid(cid))
         g.outputs = sorted(set(g.outputs) | set(current_graph().get_output_names()))
         if symbolic_sizes():
@@ -234,6 +230,8 @@ class _Listener(logging.Handler):
             # compile (a backward graph), though it built one: read it while it is current.
             built = getattr(torch._inductor.debug, "_inductor_triton_kernel_to_post_grad_node_info", {})
             g.provenance = {h: list(built.get(h, ())) for h in g.stack_traces}
+        if reused and self.planner is not None:
+            self.planner.done()  # last: what it tells the app cannot keep the graph's own figures
 
     def _plan(self, g: GraphCapture) -> None:
         """Inductor has generated g's code and not compiled it yet: tell the planner its plan (a
@@ -243,6 +241,8 @@ class _Listener(logging.Handler):
             self.planner.cached()
             return
         graph, snodes = live
+        if str(getattr(graph, "name", "")).startswith("benchmark"):
+            return  # max-autotune compiling a candidate subgraph to time it, not a graph of the user's
         nodes = nodes_bytes(snodes)
         self._planned = (graph, snodes, nodes)
         self.planner.planned(g, planned(g, graph, nodes), self.graphs)
@@ -275,6 +275,8 @@ class _Listener(logging.Handler):
                 self.graphs.current(cid, "provenance").provenance = json.loads(payload).get("cppCodeToPost", {})
             elif name == "inductor_provenance_tracking_kernel_stack_traces":
                 self.graphs.current(cid, "stack_traces").stack_traces = json.loads(payload)
+                if self.planner is not None and scheduled_nodes() is None:
+                    self.planner.refresh(self.graphs)  # a cache hit's kernels are known from here
             elif name in ("fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass"):
                 g = self.graphs.current(cid)
                 g.cache = name.rsplit("_", 1)[1]

@@ -56,8 +56,9 @@ def planned(g, graph, nodes: list[NodeBytes]):
 @contextlib.contextmanager
 def kernel_progress(tell: Callable[[int, int], None]):
     """Call tell(compiled, total) as inductor's compile workers finish a graph's kernels: inductor
-    counts them on its progress bar (AsyncCompile._wait_futures), which this wraps for the block.
-    With one compile thread inductor compiles in its own process and keeps no count: no calls."""
+    counts them on its progress bar (AsyncCompile._wait_futures), whose `update` this wraps for the
+    block (the bar itself is inductor's: its own checks of what kind of bar it is still hold). With
+    one compile thread inductor compiles in its own process and keeps no count: no calls."""
     try:
         import torch._inductor.async_compile as async_compile
     except ImportError:
@@ -69,7 +70,24 @@ def kernel_progress(tell: Callable[[int, int], None]):
         return
 
     def counted(*args, **kwargs):
-        return _Counted(real(*args, **kwargs), kwargs.get("total"), tell)
+        bar = real(*args, **kwargs)
+        total = kwargs.get("total")
+        if not isinstance(total, int) or total <= 0:
+            return bar
+        update, done = bar.update, [0]
+
+        def counting_update(n=1):
+            result = update(n)
+            done[0] += n
+            _say(tell, done[0], total)
+            return result
+
+        try:
+            bar.update = counting_update
+        except AttributeError:  # a bar that takes no attributes: no count
+            return bar
+        _say(tell, 0, total)
+        return bar
 
     async_compile.tqdm = counted
     try:
@@ -78,32 +96,8 @@ def kernel_progress(tell: Callable[[int, int], None]):
         async_compile.tqdm = real
 
 
-class _Counted:
-    """Inductor's progress bar, which also says each step to kscope."""
-
-    def __init__(self, bar, total, tell):
-        self._bar, self._total, self._tell, self._done = bar, total, tell, 0
-        if isinstance(total, int) and total > 0:
-            self._say()
-
-    def update(self, n=1):
-        result = self._bar.update(n)
-        self._done += n
-        self._say()
-        return result
-
-    def _say(self) -> None:
-        if isinstance(self._total, int) and self._total > 0:
-            try:
-                self._tell(self._done, self._total)
-            except Exception:  # kscope's count must never break the user's compile
-                pass
-
-    def __getattr__(self, name):
-        return getattr(self._bar, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return self._bar.__exit__(*exc) if hasattr(self._bar, "__exit__") else None
+def _say(tell, done: int, total: int) -> None:
+    try:
+        tell(done, total)
+    except Exception:  # kscope's count must never break the user's compile
+        pass
