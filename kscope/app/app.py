@@ -40,7 +40,7 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
-from kscope.render.plan import compile_state, plan_note, plan_view
+from kscope.render.plan import compile_state, plan_note, plan_title, plan_view
 from kscope.report.model import Report
 from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest, SweepOptions
@@ -323,7 +323,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         if not report.errors:
             self.before, self.good = self.good, report
             self.query_one(SweepPane).saved(report)
-        self.state = f"done in {took:.1f} s"
+        self.state = f"{'failed' if report.errors else 'done'} in {took:.1f} s"  # a failed compiled half too
         self._show(report, partial=False)
         self._show_errors(report)
 
@@ -341,7 +341,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
                                                             home=report.home)
         self.query_one("#compiled-kernels", KernelTable).show(
             view.compiled, before.compiled if before else None, note=note or ("compiling…" if compiling else ""),
-            peak=peak, home=report.home,
+            peak=peak, home=report.home, what=plan_title(stale=not partial) if view is not report else "",
         )
         self.query_one(FusedKernels).show(view)
         self.query_one(SourcePane).show(report)

@@ -45,6 +45,11 @@ def plan_note(plan: Plan, progress: PlanProgress | None = None, stale: bool = Fa
     return f"{head} · {progress}…" if progress else f"{head} · compiled, timing…"
 
 
+def plan_title(stale: bool = False) -> str:
+    """What the compiled table's title says of a plan: at 80×24 its subtitle is below the screen."""
+    return "plan (run failed)" if stale else "plan (not run yet)"
+
+
 def compile_state(p: PlanProgress | None, elapsed: float) -> str:
     """The status line's state once the compile has a plan: "compiling 7/26 kernels · 4.2 s", then
     "timing… 9.0 s"; "" before (the app says "compiling…")."""

@@ -53,9 +53,13 @@ class KernelTable(Vertical):
 
     def show(
         self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "", peak: float | None = None,
-        home: str | None = None,
+        home: str | None = None, what: str = "",
     ) -> None:
-        """home: the target's file as places name it (its lines need no file name)."""
+        """home: the target's file as places name it (its lines need no file name); what: said in
+        the title after the mode's name (the rows are inductor's plan, not a run's)."""
+        title = f"{self.mode_name} kernels" + (f" — {what}" if what else "")
+        if self.border_title != title:
+            self.border_title = title
         self.mode, self.previous, self._note = mode, previous, note
         self.home = home if home is not None else getattr(self, "home", "")
         self.peak = peak if peak is not None else self.peak
