@@ -10,7 +10,8 @@ kscope-modes-120x40.svg: samples/linear_frozen.py frozen, reduce-overhead then `
 kscope-present-100x30.svg: the presentation view (--present) after the `* 2` save;
 kscope-ranks-120x40.svg: samples/allreduce.py with --nproc 2, the ranks tab (`k`);
 kscope-lines-120x40.svg and kscope-roofline-120x40.svg: samples/project/bench.py with `h` (the
-costliest lines), with `l` (the roofline tab).
+costliest lines), with `l` (the roofline tab); kscope-plan-120x40.svg: samples/train_step.py after a
+save that widens its hidden layer, while the new graphs compile (inductor's plan on screen).
 kscope-browser.png and kscope-serve-present.png (`kscope serve` in chromium) are made by
 docs/browser_screenshot.py.
 """
@@ -32,10 +33,11 @@ sys.path.insert(0, str(REPO))
 
 async def shoot(
     sample: str, size: tuple[int, int], out: str, edit=None, keys: str = "", sweep: bool = False, then="",
-    spec: dict | None = None, present: bool = False, edit_file: str | None = None,
+    spec: dict | None = None, present: bool = False, edit_file: str | None = None, planned: bool = False,
 ) -> None:
     """keys: keys that start a run each (g, n, m); then: keys pressed once the runs are done (tabs;
-    a list for named keys); spec: RunRequest fields as on the command line (no_grad, compile).
+    a list for named keys); spec: RunRequest fields as on the command line (no_grad, compile);
+    planned: shoot as soon as the edit's plan is on screen, while its kernels compile.
     sample "project/bench.py": the whole folder is copied; edit_file: the file `edit` changes."""
     from kscope.app.app import KscopeApp
     from kscope.report.compile import CompileOptions
@@ -71,7 +73,14 @@ async def shoot(
         for key in keys:
             await pilot.press(key)
             runs += 1
-        if sweep:
+        if planned:
+            deadline = time.monotonic() + 300
+            while not (app.latest_run >= runs and app.shown and app.shown.plan and app.shown.compiled is None):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(out)
+                await pilot.pause(0.05)
+            await pilot.pause(0.2)
+        elif sweep:
             from kscope.app.widgets.sweep import SweepPane
 
             pane = app.query_one(SweepPane)
@@ -115,6 +124,9 @@ SHOTS = {
     # the same project: the costliest lines of the run (h), then its roofline (l)
     "kscope-lines-120x40.svg": dict(sample="project/bench.py", size=(120, 40), then="h"),
     "kscope-roofline-120x40.svg": dict(sample="project/bench.py", size=(120, 40), then="l"),
+    # a new training step's graphs compiling: inductor's plan of the first on screen (issue 26)
+    "kscope-plan-120x40.svg": dict(sample="train_step.py", size=(120, 40), planned=True,
+                                   edit=lambda text: text.replace("512", "768")),
     "kscope-modes-120x40.svg": dict(
         sample="linear_frozen.py", size=(120, 40), keys="m", then="t",
         spec=dict(no_grad=True, compile={"mode": "reduce-overhead",

@@ -1,7 +1,7 @@
 """The whole suite, as CI and the README run it: `python tests/run.py [pytest arguments]`.
 
-Two phases. First every test that times nothing against the clock, on as many pytest-xdist
-workers as there are cores; then the tests marked `quiet` (a verdict by time, a bound in seconds,
+Two phases. First every test that times nothing against the clock, on one pytest-xdist worker
+more than there are cores (WORKERS); then the tests marked `quiet` (a verdict by time, a bound in seconds,
 the event loop's stalls) one at a time, on a machine no other test is loading. Each phase prints
 its slowest tests. A plain `python -m pytest` still runs everything in one process, and
 `pytest -n auto` alone keeps the quiet tests alone too (tests/support/quiet.py).
@@ -9,12 +9,20 @@ its slowest tests. A plain `python -m pytest` still runs everything in one proce
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 import uuid
 
 from support.quiet import lock_files
+
+
+def workers() -> int:
+    """One more than the cores: a process test spends much of its time waiting on other processes
+    (a worker starting, a quit, a browser), which leaves a core idle (docs/tests.md)."""
+    return (os.cpu_count() or 1) + 1
+
 
 NO_TESTS = 5
 """pytest's exit status when a phase selected nothing (a path given holds no quiet test, say)."""
@@ -39,7 +47,7 @@ def main(argv: list[str]) -> int:
     run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
     phases = [
         ("tests that time nothing, in parallel",
-         ["-n", "auto", "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"]),
+         ["-n", str(workers()), "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"]),
         ("tests that time something, one at a time", ["-m", f"quiet{within}"]),
     ]
     statuses, started = [], time.perf_counter()

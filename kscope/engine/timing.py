@@ -187,12 +187,13 @@ def time_both(
     dispatched: Dispatched | None = None,
     cold: bool = False,
     round_s: float | None = None,
-    budget_s: float = BUDGET_S,
+    budget_s: float | None = None,
 ) -> Timed:
     """Kernel and call times of both modes, in µs per call, and how contended the CPU was.
     round_s: what one round is expected to cost, if known: when MIN_ROUNDS of them fit in the
-    budget they are taken in one profile, not FLOOR_ROUNDS first. budget_s: BUDGET_S, or less (a
-    sweep times many sizes); the call times' budget shrinks with it."""
+    budget they are taken in one profile, not FLOOR_ROUNDS first. budget_s: BUDGET_S (None), or
+    less (a sweep times many sizes); the call times' budget shrinks with it."""
+    budget_s = BUDGET_S if budget_s is None else budget_s
     flush = _flusher(device) if cold else None
     stalled_before, wall_before = _cpu_stall_us(), time.perf_counter()
     e_kernel, c_kernel = [], []
