@@ -360,9 +360,12 @@ class KscopeApp(PaneLinks, TalkKeys, App):
 
     def _tick(self) -> None:
         if self.run_started is not None:
-            self._refresh_status()
-            if self.latest_run == self.sweep_run:
-                self.query_one(SweepPane).tick()
+            try:
+                self._refresh_status()
+                if self.latest_run == self.sweep_run:
+                    self.query_one(SweepPane).tick()
+            except NoMatches:
+                pass  # the app is exiting mid-run and its panes are already gone
 
     def _refresh_status(self) -> None:
         state = self.state

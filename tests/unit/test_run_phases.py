@@ -1,6 +1,7 @@
 """tests/run.py's exit status: the suite fails when either phase fails, a phase killed by a signal
 (a negative status: a segfault) included; a phase that selected nothing does not fail it."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,8 @@ def test_the_suite_fails_when_a_phase_fails(monkeypatch, statuses, status):
     monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or next(phases))
     assert run.main(["tests/unit"]) == status
     assert [c[-3:] for c in commands] == [["-m", "not quiet", "tests/unit"], ["-m", "quiet", "tests/unit"]]
-    assert commands[0][-9:-5] == ["-n", "auto", "--dist", "loadgroup"] and commands[0][-5] == "--testrunuid"
+    assert commands[0][-9:-5] == ["-n", str(run.workers()), "--dist", "loadgroup"] and commands[0][-5] == "--testrunuid"
+    assert run.workers() == os.cpu_count() + 1  # one more than the cores: process tests wait on processes
 
 
 def test_a_users_marks_narrow_each_phase(monkeypatch):
