@@ -27,7 +27,7 @@ import torch
 
 def layers(x, w):
     for i in range({layers}):
-        x = torch.nn.functional.gelu(x @ w) * ({scale!r} + i / 64)
+        x = torch.nn.functional.{activation}(x @ w) * ({scale!r} + i / 64)
     return x
 
 
@@ -36,15 +36,17 @@ def inputs(device):
 """
 PLANNED = {"aten::mm", *(f"cpp_fused_gelu_mul_{i}" for i in range(LAYERS))}
 """The plan of SLOW: one library matmul row (its 4 calls) and a fused kernel per layer."""
+PLANNED_SILU = {"aten::mm", *(f"cpp_fused_mul_silu_{i}" for i in range(LAYERS))}
+"""The same with SiLU in place of GELU: new kernels, new names."""
 
 
-def slow_source() -> str:
-    return SLOW.format(layers=LAYERS, scale=1 + random.random())
+def slow_source(activation: str = "gelu") -> str:
+    return SLOW.format(layers=LAYERS, scale=1 + random.random(), activation=activation)
 
 
-def plan_shown(live: Live) -> bool:
+def plan_shown(live: Live, names: set[str] = PLANNED) -> bool:
     mode = live.table("compiled").mode
-    return mode is not None and {k.name for k in mode.kernels} == PLANNED and mode.kernels[0].time_us is None
+    return mode is not None and {k.name for k in mode.kernels} == names and mode.kernels[0].time_us is None
 
 
 def row_keys(live: Live) -> list[str]:
@@ -72,16 +74,20 @@ def test_the_plan_is_on_screen_while_inductor_compiles_and_the_final_rows_replac
         assert final == planned and all(k.time_us is not None for k in table.mode.kernels)
         assert not str(table.border_subtitle).startswith("plan")
 
-        # A new graph whose worker dies while it compiles: the plan stays, marked stale, beside
-        # the crash; the next save works.
+        # A save that makes new kernels (SiLU for GELU): their names are on screen while they
+        # compile; the worker dies then: the plan stays, marked stale, beside the crash; the next
+        # save works.
         before = live.app.latest_run
-        live.write(slow_source())
-        await live.until(lambda: live.app.latest_run > before and plan_shown(live), "the second run's plan on screen")
+        live.write(slow_source("silu"))
+        await live.until(lambda: live.app.latest_run > before and plan_shown(live, PLANNED_SILU),
+                         "the new kernels' names on screen")
+        assert live.app.latest_run not in live.finished and not live.app.progress.ran  # still compiling
         os.kill(live.app.session._workers[0].proc.pid, signal.SIGKILL)
         crashed = await live.report("the crash's report")
-        assert crashed.plan is not None and {k.name for k in crashed.plan.kernels} == PLANNED
+        assert crashed.plan is not None and {k.name for k in crashed.plan.kernels} == PLANNED_SILU
         assert "crash" in live.banner() and "SIGKILL" in live.banner(), live.banner()
-        assert plan_shown(live) and "stale" in str(table.border_subtitle), table.border_subtitle
+        assert plan_shown(live, PLANNED_SILU) and "stale" in str(table.border_subtitle), table.border_subtitle
+        assert "run failed" in str(table.border_title)
         live.assert_recovered("after the crash", await live.save(GOOD, what="the good save after the crash"))
         assert "plan" not in str(table.border_subtitle)
 
