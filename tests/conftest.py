@@ -26,26 +26,51 @@ def pytest_collection_modifyitems(config, items):
     spread over two workers, test_distributed's 20 s run happened twice."""
     for item in items:
         defs = getattr(item, "_fixtureinfo", None)
-        if defs and any(d[-1].scope == "module" for d in defs.name2fixturedefs.values()):
+        # (this file's own module-scoped fixture, _brief_timing, is every engine test's: not a run)
+        if defs and any(d[-1].scope == "module" and d[-1].func.__module__ != __name__
+                        for d in defs.name2fixturedefs.values()):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 BRIEF_TIMING = (0.1, 0.03)
 """The engine tests' timing budgets (kernel rounds, calls; kscope's are 1.0 and 0.3 s): they check
 bytes, lines and kernels, which no timing round changes; the tests of the timing itself
-(test_timing.py, and every quiet test) keep kscope's. Measured: tests/engine 141 s -> 105 s, every
+(KSCOPES_OWN, and every quiet test) keep kscope's. Measured: tests/engine 141 s -> 105 s, every
 test passing either way."""
 
 
+KSCOPES_OWN = {"test_timing.py", "test_sweep.py"}
+"""Engine modules timed as kscope times: the timing's own tests, and the sweep's (its verdicts and
+its budget stop)."""
+_KSCOPE_TIMING: tuple[float, float] | None = None
+"""kscope's own budgets, kept while an engine module runs with BRIEF_TIMING."""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _brief_timing(request):
+    """Module-scoped and autouse, so it is in place before the module's own module-scoped runs."""
+    global _KSCOPE_TIMING
+    if request.path.parent.name != "engine" or request.path.name in KSCOPES_OWN:
+        yield
+        return
+    import kscope.engine.timing as timing
+
+    _KSCOPE_TIMING = (timing.BUDGET_S, timing.CALL_BUDGET_S)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(timing, "BUDGET_S", BRIEF_TIMING[0])
+        patch.setattr(timing, "CALL_BUDGET_S", BRIEF_TIMING[1])
+        yield
+    _KSCOPE_TIMING = None
+
+
 @pytest.fixture(autouse=True)
-def _brief_timing(request, monkeypatch):
-    item = request.node
-    if (item.path.parent.name == "engine" and item.path.name != "test_timing.py"
-            and item.get_closest_marker(quiet.MARK) is None):
+def _quiet_tests_time_as_kscope_does(request, monkeypatch):
+    """A quiet test (a verdict, a rate) in an engine module times with kscope's own budgets."""
+    if _KSCOPE_TIMING is not None and request.node.get_closest_marker(quiet.MARK) is not None:
         import kscope.engine.timing as timing
 
-        monkeypatch.setattr(timing, "BUDGET_S", BRIEF_TIMING[0])
-        monkeypatch.setattr(timing, "CALL_BUDGET_S", BRIEF_TIMING[1])
+        monkeypatch.setattr(timing, "BUDGET_S", _KSCOPE_TIMING[0])
+        monkeypatch.setattr(timing, "CALL_BUDGET_S", _KSCOPE_TIMING[1])
     yield
 
 

@@ -21,7 +21,19 @@ from support.quiet import lock_files
 def workers() -> int:
     """One more than the cores: a process test spends much of its time waiting on other processes
     (a worker starting, a quit, a browser), which leaves a core idle (docs/tests.md)."""
-    return (os.cpu_count() or 1) + 1
+    return cores() + 1
+
+
+def cores() -> int:
+    """The cores this process may use, as pytest-xdist's `-n auto` counts them (its
+    PYTEST_XDIST_AUTO_NUM_WORKERS first; then the CPU affinity, which taskset or a container limits)."""
+    told = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if told:
+        return int(told)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 NO_TESTS = 5

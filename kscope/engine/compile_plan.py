@@ -28,6 +28,7 @@ class Planner:
         self.plan: Plan | None = None
         """The latest plan told (None: none yet)."""
         self._plans: dict[int, GraphCapture] = {}  # id of a Capture's graph -> its plan
+        self._ran = False  # the first compiled call returned
         self.spent_s = 0.0
         """Seconds spent making and telling plans and progress: not the compile's (compile_s)."""
 
@@ -35,7 +36,8 @@ class Planner:
         """Inductor generated the code of `graph`, one of `capture`'s, and has not compiled it:
         `plan` is that graph as it will be once compiled (engine.inductor.plan_capture)."""
         self._plans[id(graph)] = plan
-        self._step(graphs_seen=self.progress.graphs_seen + 1, kernels_compiled=None, kernels_total=None)
+        # a graph compiled after the first call (a guard failed while timing) is compiling, not timing
+        self._step(graphs_seen=self.progress.graphs_seen + 1, kernels_compiled=None, kernels_total=None, ran=False)
         self._tell(capture)
 
     def _tell(self, capture: Capture) -> None:
@@ -51,6 +53,7 @@ class Planner:
 
     def ran(self) -> None:
         """The compiled half's first call returned: every graph it needed is compiled."""
+        self._ran = True
         self._step(ran=True)
 
     def cached(self) -> None:
@@ -58,8 +61,8 @@ class Planner:
         self._step(graphs_seen=self.progress.graphs_seen + 1, graphs_done=self.progress.graphs_done + 1)
 
     def done(self) -> None:
-        """The graph planned last is compiled and loaded."""
-        self._step(graphs_done=self.progress.graphs_done + 1, kernels_compiled=None, kernels_total=None)
+        """The graph planned last is compiled and loaded (a recompile's, after the first call: timing again)."""
+        self._step(graphs_done=self.progress.graphs_done + 1, kernels_compiled=None, kernels_total=None, ran=self._ran)
 
     def kernels(self, compiled: int, total: int) -> None:
         """Inductor's compile workers finished `compiled` of the graph's `total` kernels."""

@@ -36,7 +36,7 @@ from kscope.engine.inductor.bytes import (
     saved_for_backward,
     symbolic_sizes,
 )
-from kscope.engine.inductor.plan_capture import kernel_progress, nodes_bytes, planned, scheduled_nodes
+from kscope.engine.inductor.plan_capture import benchmarking, kernel_progress, nodes_bytes, planned, scheduled_nodes
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed
 from kscope.report.codec import autotune_to_dict
@@ -241,8 +241,6 @@ class _Listener(logging.Handler):
             self.planner.cached()
             return
         graph, snodes = live
-        if str(getattr(graph, "name", "")).startswith("benchmark"):
-            return  # max-autotune compiling a candidate subgraph to time it, not a graph of the user's
         nodes = nodes_bytes(snodes)
         self._planned = (graph, snodes, nodes)
         self.planner.planned(g, planned(g, graph, nodes), self.graphs)
@@ -261,6 +259,8 @@ class _Listener(logging.Handler):
         payload = getattr(record, "payload", None)
         cid = f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}"
         if "inductor_output_code" in meta and payload:
+            if benchmarking():
+                return  # max-autotune timing a candidate subgraph under the graph's compile id
             g = self.graphs.current(cid, "code")
             g.code = payload
             if self.planner is not None:

@@ -28,6 +28,12 @@ def scheduled_nodes() -> tuple[object, list] | None:
     return graph, list(scheduler.nodes)
 
 
+def benchmarking() -> bool:
+    """Inductor is compiling one of max-autotune's candidate subgraphs to time it (a graph named
+    `benchmark_…`, codegen/subgraph.py), not a graph of the user's: nothing of it is kscope's."""
+    return str(getattr(current_graph(), "name", "") or "").startswith("benchmark_")
+
+
 def nodes_bytes(snodes: list) -> list[NodeBytes]:
     """Inductor's bytes of each scheduler node (engine.inductor.bytes), the graph being current."""
     saved = saved_for_backward(snodes)
