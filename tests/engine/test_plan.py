@@ -129,3 +129,29 @@ def test_a_run_without_a_listener_says_no_plan():
     with fresh_compiles():
         report = run(RunRequest(str(SAMPLES / "add_relu.py"), None, "cpu", calls=2))
     assert report.plan is None and "plan" not in report_to_dict(report)
+
+
+def test_a_graph_recompiled_after_the_first_call_is_compiling_again_not_timing(tmp_path):
+    """A global the target changes at every call fails dynamo's guard: the warm-up calls after the
+    first compile again. Their plans say so (not "timing"), and once compiled, timing again."""
+    path = write_target(tmp_path, """
+        import torch
+
+        step = 0
+
+        def stepper(x):
+            global step
+            step += 1
+            return x * step
+
+        def inputs(device):
+            return (torch.ones(100, device=device),)
+    """)
+    with torch._dynamo.config.patch(recompile_limit=2):  # then dynamo runs it eagerly: a short test
+        _, said = planned_run(path)
+    states = [("plan" if x[0] == "plan" else "progress", (x[1].plan.progress if x[0] == "plan" else x[1]).ran)
+              for x in said]
+    first_ran = states.index(("progress", True))
+    assert ("plan", False) in states[first_ran:], states  # a recompile after the first call: compiling
+    replanned = states.index(("plan", False), first_ran)
+    assert ("progress", True) in states[replanned:], states  # compiled: timing again
