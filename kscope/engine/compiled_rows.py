@@ -89,12 +89,9 @@ def kernel_rows(
                 time_us=time_us,
                 bytes_read=read,
                 bytes_written=written,
-                fused=bool(matches) and matches[0].kind == "kernel",
-                ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
                 lines=sorted_places(lines),
-                code=next((k.code for k in matches if k.code), None),
                 kind=launches[0].kind,
-                what=next((k.what for k in matches if k.what), None),
+                **generated(matches),
                 phase=phase,
                 # backward and the optimizer write nothing for a later backward
                 bytes_saved=saved if phase == "forward" else 0,
@@ -104,6 +101,17 @@ def kernel_rows(
             )
         )
     return rows, unknown
+
+
+def generated(matches: list[CompiledKernel]) -> dict:
+    """What a row says of the kernels inductor generated for it, the same in a run's rows and a
+    plan's: fused or not, the ops, the code, what it does."""
+    return {
+        "fused": bool(matches) and matches[0].kind == "kernel",
+        "ops": tuple(dict.fromkeys(op for k in matches for op in k.ops)),
+        "code": next((k.code for k in matches if k.code), None),
+        "what": next((k.what for k in matches if k.what), None),
+    }
 
 
 def match_weights(matches: list[CompiledKernel]) -> dict[Place | None, tuple[float, float]]:
@@ -235,12 +243,9 @@ def plan_rows(graphs: list[GraphCapture], kernels_of: list[list[CompiledKernel]]
                 time_us=None,
                 bytes_read=sum(k.bytes_read for k in matches) if known else None,
                 bytes_written=sum(k.bytes_written for k in matches) if known else None,
-                fused=matches[0].kind == "kernel",
-                ops=tuple(dict.fromkeys(op for k in matches for op in k.ops)),
                 lines=lines,
-                code=next((k.code for k in matches if k.code), None),
                 kind=matches[0].kind,
-                what=next((k.what for k in matches if k.what), None),
+                **generated(matches),
                 phase=phase,
                 bytes_saved=saved if phase == "forward" else 0,
                 flops=sum(k.flops for k in matches) if all(k.flops is not None for k in matches) else None,

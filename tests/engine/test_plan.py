@@ -14,6 +14,7 @@ import inspect
 import pytest
 import torch
 from support.paths import SAMPLES, at, write_target
+from support.targets import STEPPER
 
 from kscope.engine.run import run
 from kscope.report.codec import report_from_dict, report_to_dict
@@ -134,19 +135,7 @@ def test_a_run_without_a_listener_says_no_plan():
 def test_a_graph_recompiled_after_the_first_call_is_compiling_again_not_timing(tmp_path):
     """A global the target changes at every call fails dynamo's guard: the warm-up calls after the
     first compile again. Their plans say so (not "timing"), and once compiled, timing again."""
-    path = write_target(tmp_path, """
-        import torch
-
-        step = 0
-
-        def stepper(x):
-            global step
-            step += 1
-            return x * step
-
-        def inputs(device):
-            return (torch.ones(100, device=device),)
-    """)
+    path = write_target(tmp_path, STEPPER)
     with torch._dynamo.config.patch(recompile_limit=2):  # then dynamo runs it eagerly: a short test
         _, said = planned_run(path)
     states = [("plan" if x[0] == "plan" else "progress", (x[1].plan.progress if x[0] == "plan" else x[1]).ran)

@@ -4,6 +4,7 @@ Expected lines are read from the file the test writes, never typed in."""
 import pytest
 from support.paths import at, line_of, write_target
 from support.runs import run_ok
+from support.targets import STEPPER
 
 from kscope.report.codec import report_to_dict
 from kscope.report.place import Place
@@ -81,24 +82,7 @@ def test_print_break_keeps_dynamos_explanation(tmp_path):
 
 
 def test_recompiles_name_the_failed_guard(tmp_path):
-    # A global the function changes on every call: dynamo specialises on its value, so every
-    # call fails the guard and compiles again.
-    path = write_target(
-        tmp_path,
-        """
-        import torch
-
-        step = 0
-
-        def stepper(x):
-            global step
-            step += 1
-            return x * step
-
-        def inputs(device):
-            return (torch.ones(100, device=device),)
-        """,
-    )
+    path = write_target(tmp_path, STEPPER)  # every call fails dynamo's guard on a global and compiles again
     r = run_ok(path)
     assert r.compiled.recompiles
     assert any("step" in rc.reason for rc in r.compiled.recompiles)
