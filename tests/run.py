@@ -36,6 +36,14 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+PARALLEL_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+"""The parallel phase's environment, unless the user set these: three test processes share two
+cores, and OpenMP's threads (torch's, inductor's C++ kernels') spin between parallel regions on a
+core another test needs; passive, they sleep. Nothing any of these tests checks depends on it;
+the quiet phase runs with OpenMP's default, as kscope runs for a user. Measured: three runs of
+four engine test modules at once, 54 s -> 46 s, 18% less CPU."""
+
+
 NO_TESTS = 5
 """pytest's exit status when a phase selected nothing (a path given holds no quiet test, say)."""
 
@@ -59,13 +67,14 @@ def main(argv: list[str]) -> int:
     run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
     phases = [
         ("tests that time nothing, in parallel",
-         ["-n", str(workers()), "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"]),
-        ("tests that time something, one at a time", ["-m", f"quiet{within}"]),
+         ["-n", str(workers()), "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"],
+         {**os.environ, **{k: v for k, v in PARALLEL_ENV.items() if k not in os.environ}}),
+        ("tests that time something, one at a time", ["-m", f"quiet{within}"], None),
     ]
     statuses, started = [], time.perf_counter()
-    for title, flags in phases:
+    for title, flags, env in phases:
         print(f"=== tests/run.py: {title} ===", flush=True)
-        statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv]))
+        statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv], env=env))
         for path in lock_files(run):
             path.unlink(missing_ok=True)
     print(f"=== tests/run.py: both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")

@@ -30,6 +30,7 @@ from kscope.engine.inductor.modes import (
     cuda_graphs_of,
     cudagraph_skips,
 )
+from kscope.engine.inductor.numbering import fresh_compile_state
 from kscope.engine.inductor.provenance import (
     stable_handles,
     template_labels,
@@ -76,7 +77,7 @@ def run_compiled(
     mode and options (a kept compile has its own). `planner(backend)`: the Planner told each new
     graph's plan before inductor compiles it (engine.compile_plan)."""
     if reuse is None:
-        torch._dynamo.reset()  # a clean dynamo state: no guards or graphs from an earlier run
+        fresh_compile_state()  # no guards or graphs from an earlier run, graphs numbered from 0
         reuse = KeptCompile(target.fn, user_file, options or CompileOptions())
     backend, options = reuse.backend, reuse.options
     call = target.runner(reuse.compiled)
@@ -225,7 +226,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
         hits = sum(1 for g in graphs if g.code and g.nodes is None)
         source += f" ({hits} graph(s) from inductor's cache, bytes from kscope's store)" if hits else ""
     else:
-        torch._dynamo.reset()
+        fresh_compile_state()  # numbered as the first compile was: the same C++ sources, compiled once
         again = RecordingBackend("")
         with applied(options), torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
             enable_autograd_cache=False

@@ -30,6 +30,7 @@ from kscope.engine.bandwidth import peak_bandwidth
 from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.numbering import fresh_compile_state
 from kscope.engine.inductor.variants import variant
 from kscope.engine.run import (
     device_name,
@@ -108,7 +109,7 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
         on_point(_stamped(report, start))
     error = None
     with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
-        torch._dynamo.reset()
+        fresh_compile_state()
         kept = None if wanted.static else KeptCompile(target.fn, path, options)
         for i, n in enumerate(sizes):
             if i:

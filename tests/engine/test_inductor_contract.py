@@ -9,7 +9,11 @@
   corrects a gather (inductor counts the whole table for an indirect load in a fused node).
 - A backward graph's kernels are logged without their post-grad nodes; kscope reads them while
   inductor compiles and still ties every node to a kernel.
+- Inductor numbers the graphs of a process and writes the number into each C++ kernel's source;
+  kscope numbers each run's graphs from 0, so a target run again compiles the same source.
 """
+
+import re
 
 import pytest
 import torch
@@ -22,6 +26,7 @@ from kscope.engine.inductor.capture import (
     capture_inductor,
     configure_inductor,
 )
+from kscope.engine.inductor.numbering import fresh_compile_state
 from kscope.engine.run import run
 from kscope.report.place import Place
 from kscope.report.request import RunRequest
@@ -286,3 +291,35 @@ def test_a_library_call_given_one_tensor_twice_reads_it_once_fresh_and_from_its_
     (mm,) = [k for k in fresh.compiled.kernels if k.kind == "extern"]
     assert (mm.bytes_read, mm.bytes_written) == (n, n)
     assert rows(again) == rows(fresh)
+
+
+def _cpp_label(fn, x) -> str:
+    """The profiler label inductor writes into the C++ source of fn's one kernel, compiled anew (an
+    FX-graph-cache hit would give the code, and label, of the compile that filled it)."""
+    from torch._inductor.utils import run_and_get_code
+
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
+        _, (code,) = run_and_get_code(torch.compile(fn), x)
+    (label,) = set(re.findall(r'RecordFunctionHandle \w+\("(graph_\d+_cpp_\w+)"', code))
+    return label
+
+
+def test_each_run_numbers_its_graphs_from_0_so_a_rerun_compiles_the_same_cpp_source(tmp_path):
+    configure_inductor()
+    x = torch.ones(64)
+    torch._dynamo.reset()
+    before = _cpp_label(lambda t: (t * 5).cos(), x)
+    torch._dynamo.reset()
+    # dynamo's reset alone: the same graph gets the process's next number, so another C++ source
+    assert _cpp_label(lambda t: (t * 5).cos(), x) != before
+    fresh_compile_state()
+    assert _cpp_label(lambda t: (t * 5).cos(), x) == "graph_0_cpp_fused_cos_mul_0"
+
+    path = write_target(tmp_path, "import torch\ndef f(a, b):\n    return (a + b).relu()\n"
+                        "def inputs(device):\n    return torch.ones(64, device=device), torch.ones(64, device=device)\n")
+    first = run(RunRequest(str(path), device="cpu", calls=2))
+    torch.compile(lambda t: t.sin())(x)  # a graph of the process's own between two runs
+    second = run(RunRequest(str(path), device="cpu", calls=2))
+    sources = [[k.code for k in r.compiled.kernels if k.code] for r in (first, second)]
+    assert sources[0] == sources[1] and len(sources[0]) == 1
+    assert '"graph_0_cpp_fused_add_relu_0"' in sources[0][0]

@@ -21,7 +21,7 @@ import run
 def test_the_suite_fails_when_a_phase_fails(monkeypatch, statuses, status):
     phases = iter(statuses)
     commands = []
-    monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or next(phases))
+    monkeypatch.setattr(run.subprocess, "call", lambda argv, env: commands.append(argv) or next(phases))
     assert run.main(["tests/unit"]) == status
     assert [c[-3:] for c in commands] == [["-m", "not quiet", "tests/unit"], ["-m", "quiet", "tests/unit"]]
     assert commands[0][-9:-5] == ["-n", str(run.workers()), "--dist", "loadgroup"] and commands[0][-5] == "--testrunuid"
@@ -30,10 +30,25 @@ def test_the_suite_fails_when_a_phase_fails(monkeypatch, statuses, status):
 
 def test_a_users_marks_narrow_each_phase(monkeypatch):
     commands = []
-    monkeypatch.setattr(run.subprocess, "call", lambda argv: commands.append(argv) or 0)
+    monkeypatch.setattr(run.subprocess, "call", lambda argv, env: commands.append(argv) or 0)
     assert run.main(["-m", "slow", "tests/process"]) == 0
     assert [c[-3:] for c in commands] == [["-m", "not quiet and (slow)", "tests/process"],
                                           ["-m", "quiet and (slow)", "tests/process"]]
+
+
+@pytest.mark.parametrize("users", [None, "ACTIVE"])
+def test_the_parallel_phase_lets_openmp_sleep_and_the_quiet_phase_runs_as_kscope_does(monkeypatch, users):
+    if users is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", users)
+    envs = []
+    monkeypatch.setattr(run.subprocess, "call", lambda argv, env: envs.append(env) or 0)
+    assert run.main(["tests/unit"]) == 0
+    parallel, quiet = envs
+    assert parallel["OMP_WAIT_POLICY"] == (users or "PASSIVE")  # a user's own setting wins
+    assert parallel["PATH"] == os.environ["PATH"]  # the rest of the environment is the user's
+    assert quiet is None  # the user's environment, untouched
 
 
 def test_tests_sharing_a_module_fixture_go_to_one_xdist_worker():
