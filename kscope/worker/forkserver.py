@@ -35,20 +35,11 @@ import sys
 import traceback
 import warnings
 
-from kscope.worker.lifetime import die_with_parent
+from kscope.worker.lifetime import die_with_parent, name_process
 
 FDS_PER_WORKER = 3
 WORKER_NAME = b"kscope-worker"
 """A forked worker's name in ps and top (its command line is still this server's)."""
-
-
-def _name_process(name: bytes) -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(15, name, 0, 0, 0)  # PR_SET_NAME
-    except (OSError, AttributeError):
-        pass
 
 
 def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[int], fork_warm: bool,
@@ -68,7 +59,7 @@ def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[
         os.write(in_session, b"s")
         os.close(in_session)
         die_with_parent()  # its parent is this server
-        _name_process(WORKER_NAME)
+        name_process(WORKER_NAME)
         request_fd, result_fd, output_fd = fds
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)

@@ -1,4 +1,5 @@
-"""A process of kscope's that dies with its parent: the worker, and the ranks it starts."""
+"""A process of kscope's that dies with its parent (the worker, and the ranks it starts), and its
+name in ps and top."""
 
 from __future__ import annotations
 
@@ -19,3 +20,14 @@ def die_with_parent() -> None:
         return
     if os.getppid() == 1:  # the parent is already gone
         os._exit(1)
+
+
+def name_process(name: bytes) -> None:
+    """Linux: this process's name (/proc/PID/comm, at most 15 bytes) in ps and top; a forked
+    process's command line is still its parent's."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(15, name, 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass

@@ -1,6 +1,9 @@
 """--nproc N: the target in N rank processes, as torchrun runs it, each rank a normal run.
 
-The worker starts the ranks with torch.multiprocessing (spawn). Each rank sets the environment
+The worker starts the ranks with torch.multiprocessing: forked on the CPU, so each rank starts with
+torch imported and inductor warm as the worker is (spawned, each imports torch anew: `--once` of
+samples/allreduce.py on 2 ranks took 12.9-14.0 s and 21 s of CPU spawned, 10.3-10.6 s and 16 s
+forked); spawned on CUDA, which the forked child of a process that has used it cannot initialise. Each rank sets the environment
 torchrun would (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), sets up the process
 group (gloo on the CPU, nccl on CUDA, one GPU per rank) before the user's file is loaded, then
 does exactly what one process does (engine.run.run) and sends its Report back on its own pipe,
@@ -22,7 +25,9 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
+import warnings
 from dataclasses import replace
 from datetime import timedelta
 from multiprocessing.connection import wait
@@ -37,7 +42,7 @@ FAILED_GRACE_S = 3.0
 """After one rank fails, how long the others may take to finish before they are stopped."""
 
 WHERE = {
-    "starting": "starting (importing torch)",
+    "starting": "starting",
     "process group": "setting up the process group",
     "eager": "loading the file or in the eager half",
     "compiled": "in the compiled half (its eager half done)",
@@ -47,6 +52,16 @@ WHERE = {
 
 def backend_for(device: str) -> str:
     return "nccl" if device == "cuda" else "gloo"
+
+
+def rank_name(rank: int) -> bytes:
+    """A rank's name in ps and top: forked, its command line is the worker's."""
+    return b"kscope-rank-%d" % rank
+
+
+def start_method(device: str) -> str:
+    """How the ranks start (see the module's docstring)."""
+    return "fork" if device == "cpu" and sys.platform.startswith("linux") else "spawn"
 
 
 def free_port() -> int:
@@ -75,14 +90,16 @@ def run_ranks(request: RunRequest, on_eager=None) -> Report:
         message = (f"--nproc {n} on CUDA runs one GPU per rank; this machine has {torch.cuda.device_count()} "
                    f"(try --nproc {torch.cuda.device_count()}, or --device cpu for gloo)")
         return replace(base, device="cuda", errors=(RunError("device", "TargetError", message, base.file),))
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context(start_method(device.type))
     one = replace(request, nproc=None, device=device.type, settle=False)  # what each rank runs
     port, procs, readers = free_port(), [], {}
     for rank in range(n):
         reader, writer = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_rank_main, args=(rank, n, port, backend_for(device.type), one, timeout, writer),
                         name=f"kscope-rank-{rank}", daemon=True)
-        p.start()
+        with warnings.catch_warnings():  # Python 3.12 warns of fork() beside threads: the worker's are
+            warnings.filterwarnings("ignore", message=".*use of fork.*", category=DeprecationWarning)  # output pumps
+            p.start()
         writer.close()
         procs.append(p)
         readers[reader] = rank
@@ -184,9 +201,10 @@ def _unfinished(rank: int, stage: str, failed: list[int], proc, timeout: float) 
 
 def _rank_main(rank: int, world: int, port: int, backend: str, request: RunRequest, timeout: float, conn) -> None:
     """One rank: the process group first (the user's file may use it at import), then a run."""
-    from kscope.worker.lifetime import die_with_parent
+    from kscope.worker.lifetime import die_with_parent, name_process
 
     die_with_parent()
+    name_process(rank_name(rank))
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     conn.send(("progress", "process group"))

@@ -206,8 +206,9 @@ def test_a_rank_that_raises(tmp_path):
 
 
 STARTUP_S = 25.0
-"""kscope, its worker and two ranks starting (importing torch) before the timeout counts, and their
-stop: measured 8.3-15.6 s on 2 cores beside other work (docs/distributed.md); 25 s for a slower one."""
+"""kscope, its worker and two ranks starting before the timeout counts, and their stop: measured
+8.3-15.6 s on 2 cores beside other work when the ranks were spawned (docs/distributed.md), less
+since they are forked; 25 s for a slower machine."""
 
 
 @pytest.mark.quiet

@@ -26,7 +26,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.marked_processes import Marked, is_worker, state
+from support.marked_processes import Marked, is_worker, name, state
+
+from kscope.worker.ranks import rank_name
 
 pytestmark = [
     pytest.mark.slow,
@@ -212,11 +214,11 @@ def inputs(device, n=1000):
 
 @pytest.mark.parametrize("how", ["q", "SIGTERM"])
 def test_quitting_mid_run_with_ranks_leaves_no_process_behind(tmp_path, how):
-    """--nproc 2 (issue 14): the ranks the worker spawned go with kscope too."""
+    """--nproc 2 (issue 14): the ranks the worker started go with kscope too."""
     k = Kscope(tmp_path, RANKS_BUSY, flags=("--nproc", "2"))
     try:
         def ranks_running():
-            ranks = [c for c in k.processes().values() if "spawn_main" in c]
+            ranks = [pid for pid in k.processes() if name(pid) in (rank_name(0), rank_name(1))]
             return b"running eager" in k.screen and len(ranks) == 2
 
         k.wait(ranks_running, "both ranks busy in the eager half")

@@ -24,6 +24,15 @@ WORKER_NAME = "kscope-worker"
 """...which the workers' names (/proc/PID/comm) tell apart."""
 
 
+def name(pid: int) -> bytes | None:
+    """The process's name (/proc/PID/comm), as kscope's processes set it."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def is_worker(pid: int, cmd: str) -> bool:
     """A live app's worker (not its fork server)."""
     try:
