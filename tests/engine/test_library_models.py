@@ -5,6 +5,7 @@ of kscope's): random weights from a small config, nothing downloaded."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import pytest
@@ -13,7 +14,8 @@ from support.paths import at, write_target
 from kscope.engine.run import run
 from kscope.report.request import RunRequest
 
-transformers = pytest.importorskip("transformers")
+# Not imported here: collecting it would cost every test process a second (the target imports it).
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="transformers is not installed")
 
 GPT2 = """\
 import torch
