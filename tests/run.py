@@ -1,7 +1,7 @@
 """The whole suite, as CI and the README run it: `python tests/run.py [pytest arguments]`.
 
 Two phases. First every test that times nothing against the clock, on one pytest-xdist worker
-more than there are cores (WORKERS); then the tests marked `quiet` (a verdict by time, a bound in seconds,
+more than there are cores (workers()); then the tests marked `quiet` (a verdict by time, a bound in seconds,
 the event loop's stalls) one at a time, on a machine no other test is loading. Each phase prints
 its slowest tests. A plain `python -m pytest` still runs everything in one process, and
 `pytest -n auto` alone keeps the quiet tests alone too (tests/support/quiet.py).

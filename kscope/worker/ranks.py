@@ -3,8 +3,9 @@
 The worker starts the ranks with torch.multiprocessing: forked on the CPU, so each rank starts with
 torch imported and inductor warm as the worker is (spawned, each imports torch anew: `--once` of
 samples/allreduce.py on 2 ranks took 12.9-14.0 s and 21 s of CPU spawned, 10.3-10.6 s and 16 s
-forked); spawned on CUDA, which the forked child of a process that has used it cannot initialise. Each rank sets the environment
-torchrun would (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), sets up the process
+forked); spawned on CUDA, which the forked child of a process that has used it cannot initialise.
+Each rank is named kscope-rank-N in ps (forked, its command line is the worker's). Each rank sets
+the environment torchrun would (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), sets up the process
 group (gloo on the CPU, nccl on CUDA, one GPU per rank) before the user's file is loaded, then
 does exactly what one process does (engine.run.run) and sends its Report back on its own pipe,
 with its progress ("eager done") on the way. The worker bounds the wait by the request's
@@ -55,7 +56,7 @@ def backend_for(device: str) -> str:
 
 
 def rank_name(rank: int) -> bytes:
-    """A rank's name in ps and top: forked, its command line is the worker's."""
+    """A rank's process name (/proc/PID/comm), and its multiprocessing name."""
     return b"kscope-rank-%d" % rank
 
 
@@ -96,7 +97,7 @@ def run_ranks(request: RunRequest, on_eager=None) -> Report:
     for rank in range(n):
         reader, writer = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_rank_main, args=(rank, n, port, backend_for(device.type), one, timeout, writer),
-                        name=f"kscope-rank-{rank}", daemon=True)
+                        name=rank_name(rank).decode(), daemon=True)
         with warnings.catch_warnings():  # Python 3.12 warns of fork() beside threads: the worker's are
             warnings.filterwarnings("ignore", message=".*use of fork.*", category=DeprecationWarning)  # output pumps
             p.start()

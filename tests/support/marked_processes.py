@@ -35,11 +35,7 @@ def name(pid: int) -> bytes | None:
 
 def is_worker(pid: int, cmd: str) -> bool:
     """A live app's worker (not its fork server)."""
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return WORKER_COMMAND in cmd and f.read().strip() == WORKER_NAME
-    except OSError:
-        return False
+    return WORKER_COMMAND in cmd and name(pid) == WORKER_NAME.encode()
 
 
 class Marked:
