@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import select
 import signal
 import struct
@@ -137,6 +138,12 @@ class Kscope(Marked):
 
         self.wait(ready, "the first report, both workers, the compile pool and the user's child")
 
+    def last_words(self, chars: int = 4000) -> str:
+        """The end of what kscope wrote to its terminal, escape sequences taken out: after an
+        unhandled exception Textual prints the traceback there as it leaves."""
+        text = bytes(self.screen[-chars * 4:]).decode(errors="replace")
+        return re.sub(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B]|[=>])", "", text)[-chars:]
+
     def cleanup(self) -> None:
         self.kill_marked()
         if self.master is not None:
@@ -188,7 +195,7 @@ def test_quitting_leaves_no_process_behind(tmp_path, how, busy):
         assert k.proc.poll() is not None, f"{how}: kscope itself still running {took:.1f} s later"
         assert not left, f"{how}: still running {took:.1f} s later: {left}"
         assert took <= QUIT_WITHIN_S, f"{how}: everything gone only after {took:.1f} s"
-        assert k.proc.returncode == EXIT_STATUS[how], f"{how}: exit status {k.proc.returncode}"
+        assert k.proc.returncode == EXIT_STATUS[how], f"{how}: exit status {k.proc.returncode}; it printed:\n{k.last_words()}"
         assert any("compile_worker" in c for c in before.values())  # the check had something to find
         if how in ("q", "ctrl-c", "SIGTERM"):
             k._reader.join(2)
