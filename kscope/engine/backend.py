@@ -19,6 +19,7 @@ class RecordingBackend:
     """Inductor, plus a note of each graph dynamo hands it and why the graph ended."""
 
     def __init__(self, user_file: str):
+        self.__name__ = "inductor"  # what dynamo's errors call the backend (its repr otherwise)
         self.user_file = user_file
         self.keys = SourceKeys()
         self.graphs = 0

@@ -15,10 +15,12 @@ import torch
 from kscope.engine import project
 from kscope.engine.backward import BackwardStep, step_for
 from kscope.engine.bandwidth import peak_bandwidth
+from kscope.engine.compile_errors import compiler_message
 from kscope.engine.compile_plan import Planner
 from kscope.engine.compiled import CompileFailed, run_compiled
 from kscope.engine.eager import run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.kill_safe import take_notes
 from kscope.engine.inductor.vec_isa import remember_probe
 from kscope.engine.peak_flops import compute_dtype, peak_flops
 from kscope.engine.target import InputsFailed, TargetError, prepare
@@ -177,6 +179,7 @@ def finished(report: Report, start: float, error: RunError | None = None) -> Rep
     """The report with its error, its time, the user's files the run imported (or tried to), and
     the text of every file that holds a place."""
     errors = report.errors + ((error,) if error else ())
+    report = replace(report, notes=report.notes + take_notes())  # a broken cache entry kscope removed
     remember_probe()  # a --once worker's compile probed the CPU's vector ISAs: the next need not
     return with_files(replace(report, errors=errors, wall_s=time.perf_counter() - start))
 
@@ -213,6 +216,9 @@ def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
                 file, line = m.group(1), int(m.group(2))
     lines = [x.strip() for x in str(exc).strip().splitlines()]
     message = lines[0] if lines else ""
+    kind = type(exc).__name__
+    if (inside := compiler_message(exc)) is not None:  # not "backend='...' raised:" and nothing more
+        kind, message = inside
     if isinstance(exc, MemoryError) or "can't allocate memory" in message or "out of memory" in message.lower():
         message = "out of memory" + (f": {message}" if message else "")
     explanation = next((x for x in lines if x.startswith("Explanation:")), None)
@@ -220,7 +226,7 @@ def user_error(stage: str, exc: BaseException, user_file: str) -> RunError:
         message += " — " + explanation.removeprefix("Explanation:").strip()
     if stage in ("load", "inputs") and "CUDA" in str(exc) and not torch.cuda.is_available():
         message += " (no CUDA device here: create tensors in `def inputs(device):` so kscope can choose)"
-    return RunError(stage=stage, type=type(exc).__name__, message=message[:500], file=file, line=line)
+    return RunError(stage=stage, type=kind, message=message[:500], file=file, line=line)
 
 
 def _theirs(path: str, user_file: str) -> bool:

@@ -350,6 +350,9 @@ def configure_inductor() -> None:
     """The inductor settings kscope needs; they are part of inductor's cache key, so set once."""
     import torch._inductor.config as ic
 
+    from kscope.engine.inductor.kill_safe import use_own_cache
+
+    use_own_cache()  # before any compile: kscope's own cache, atomic builds (engine.inductor.kill_safe)
     ic.cpp.enable_kernel_profile = True
     ic.trace.provenance_tracking_level = 1
     trust_probed()  # this machine's vector ISAs, as inductor's probe found them once (engine.inductor.vec_isa)
