@@ -79,9 +79,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         sweep_at_start: bool = False, present: bool = False, export_dir: str = DEFAULT_ROOT, trace_root: str | None = None,
     ):
         super().__init__()
-        self.presenting = present
-        self.export_dir = export_dir
-        self.request = request
+        self.presenting, self.export_dir, self.request = present, export_dir, request
         self.sweep_options = sweep or SweepOptions()
         self.session = session_factory(request, lambda ev: self.post_message(SessionUpdate(ev)), trace_root=trace_root)
         self.watcher = (
@@ -96,7 +94,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.before: Report | None = None  # the good report before it: "since last save"
         self.state = "starting…"
         self.run_started: float | None = None
-        self.eager_done = False
+        self.eager_done, self.compiling = False, ""  # the compile in flight, as the worker says it ("graph 0/1")
         self.progress: PlanProgress | None = None  # how far the compile in flight is, once planned
         self.stale = False
         self.sweep_run = 0  # the id of the latest sweep requested
@@ -277,7 +275,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         elif ev.run_id == self.sweep_run:
             self._on_sweep_event(ev)
         elif ev.kind == "running":
-            self.run_started, self.eager_done, self.progress = ev.at, False, None
+            self.run_started, self.eager_done, self.progress, self.compiling = ev.at, False, None, ""
             self.state = "running eager…"
         elif ev.kind == "eager":
             self.eager_done = True
@@ -287,6 +285,8 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         elif ev.kind == "plan":  # inductor's plan of the compiled half, before its kernels compile
             self.progress = ev.report.plan.progress
             self._show(ev.report, partial=True)
+        elif ev.kind == "phase":  # a compile started ("graph 0/1") or ended (""): the status says which
+            self.compiling = ev.text
         elif ev.kind == "progress" and self.shown is not None and self.shown.plan is not None:
             self.progress = ev.progress
             self.query_one("#compiled-kernels", KernelTable).note(plan_note(self.shown.plan, ev.progress))
@@ -375,7 +375,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
                 state = f"sweeping… {elapsed:.1f} s"
             else:
                 state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
-                state = compile_state(self.progress, elapsed) or state
+                state = compile_state(self.progress, elapsed, self.compiling) or state
         r = self.shown or self.good
         compiled = r.compiled if r else None
         if (compiled is not None and compiled.compile_s is not None and self.run_started is None and not self.stale

@@ -28,6 +28,7 @@ from kscope.worker.client import (
     run_timeout,
     set_priority,
 )
+from kscope.worker.clock import RunClock
 from kscope.worker.forks import ForkServer
 
 POLL_S = 0.05
@@ -44,13 +45,14 @@ from outside while idle is replaced and said within 1 s (docs/reliability.md), w
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str
-    """starting | ready | running | eager | plan | progress | report | log | restarted; for a sweep,
+    """starting | ready | running | eager | plan | progress | phase | report | log | restarted; for a sweep,
     sweeping | sweep (the sizes so far) | report"""
     run_id: int = 0
     report: Report | None = None
     progress: PlanProgress | None = None
     """For "progress": how far the compiled half's compile is."""
     text: str = ""
+    """For "log" and "restarted": the words; for "phase": the compile that started ("" once it ended)."""
     at: float = field(default_factory=time.monotonic)
 
 
@@ -290,7 +292,8 @@ class LiveSession:
         base = self.request
         started = time.monotonic()
         sweep = self._sweeps.pop(run_id, None)
-        timeout = run_timeout(base.timeout, base.nproc) + (sweep.budget_s if sweep else 0)
+        clock = RunClock(run_timeout(base.timeout, base.nproc) + (sweep.budget_s if sweep else 0), base.compile_timeout,
+                         started=started)
         self.emit(SessionEvent("sweeping" if sweep else "running", run_id, at=started))
         try:
             request_id = worker.send(
@@ -315,11 +318,10 @@ class LiveSession:
                 if not self._stopping:
                     self._replace_current("superseded by a newer save")
                 return
-            if time.monotonic() - started > timeout:
-                self._report_failure(
-                    run_id, partial, "timeout", f"stopped after {timeout:g} s (--timeout); worker restarted"
-                )
-                self._replace_current("timeout")
+            stopped = clock.expired(None)
+            if stopped is not None:
+                self._report_failure(run_id, partial, "timeout", f"{stopped.message}; worker restarted", stopped.type)
+                self._replace_current("compile timeout" if stopped.type == "CompileTimeout" else "timeout")
                 return
             try:
                 message = worker.read(POLL_S if told or partial is None else SHOWN_POLL_S)
@@ -333,15 +335,19 @@ class LiveSession:
                 partial = message.report  # what a crash or timeout keeps on screen
                 self.emit(SessionEvent(message.type, run_id, message.report))
             elif message.type == "progress":
+                clock.progress = message.progress
                 self.emit(SessionEvent("progress", run_id, progress=message.progress))
+            elif message.type == "phase":
+                clock.phase(bool(message.compiling), message.what)
+                self.emit(SessionEvent("phase", run_id, text=clock.what if message.compiling else ""))
             elif message.type == "report":
                 self.emit(SessionEvent("report", run_id, message.report))
                 self._ensure_spare()
                 return
 
-    def _report_failure(self, run_id: int, partial: Report | None, stage: str, message: str) -> None:
+    def _report_failure(self, run_id: int, partial: Report | None, stage: str, message: str, kind: str = "") -> None:
         base = partial or Report(file=os.path.abspath(self.request.file), target=self.request.target or "")
-        error = RunError(stage=stage, type=stage.capitalize(), message=message, file=base.file)
+        error = RunError(stage=stage, type=kind or stage.capitalize(), message=message, file=base.file)
         self.emit(SessionEvent("report", run_id, replace(base, errors=base.errors + (error,))))
 
 

@@ -11,6 +11,7 @@ import sys
 from kscope.report.compile import MODES, CompileOptions
 from kscope.report.request import (
     DEFAULT_CALLS,
+    DEFAULT_COMPILE_TIMEOUT_S,
     DEFAULT_SWEEP_BUDGET_S,
     DEFAULT_TIMEOUT_S,
     RunRequest,
@@ -52,7 +53,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="default: cuda when available")
     parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="stop a run after this long"
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+        help="stop a run whose own code runs this long (time in torch.compile not counted)",
+    )
+    parser.add_argument(
+        "--compile-timeout", type=float, default=DEFAULT_COMPILE_TIMEOUT_S, metavar="SECONDS",
+        help="stop a run whose compiles take this long together",
     )
     parser.add_argument("--calls", type=int, default=DEFAULT_CALLS, help="calls profiled in the eager half's first look")
     parser.add_argument(
@@ -125,6 +131,7 @@ def run_request(path: str, name: str | None, args: argparse.Namespace, compile: 
     return RunRequest(
         path, name, args.device, args.calls, cold=args.cold, backward=args.backward, no_grad=args.no_grad,
         compile=compile, trace_dir=args.trace_dir, nproc=args.nproc, timeout=args.timeout,
+        compile_timeout=args.compile_timeout,
     )
 
 

@@ -50,10 +50,11 @@ def plan_title(stale: bool = False) -> str:
     return "plan (run failed)" if stale else "plan (not run yet)"
 
 
-def compile_state(p: PlanProgress | None, elapsed: float) -> str:
+def compile_state(p: PlanProgress | None, elapsed: float, compiling: str = "") -> str:
     """The status line's state once the compile has a plan: "compiling 7/26 kernels · 4.2 s", then
-    "timing… 9.0 s"; "" before (the app says "compiling…")."""
+    "timing… 9.0 s"; before it, "compiling graph 0/1… 2.0 s" while the worker says a compile runs
+    (`compiling`: dynamo and AOTAutograd at work), else "" (the app says "compiling…")."""
     if p is None:
-        return ""
+        return f"compiling {compiling}… {elapsed:.1f} s" if compiling else ""
     progress = progress_text(p)
     return f"{progress} · {elapsed:.1f} s" if progress else f"timing… {elapsed:.1f} s"

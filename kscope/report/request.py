@@ -13,6 +13,8 @@ from kscope.report.compile import CompileOptions
 
 DEFAULT_CALLS = 5
 DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_COMPILE_TIMEOUT_S = 900.0
+"""--compile-timeout's default: a dozen times the slowest cold compile measured here (docs/usage.md)."""
 DEFAULT_SWEEP_BUDGET_S = 60.0
 
 
@@ -44,8 +46,10 @@ class RunRequest:
     nproc: int | None = None
     """--nproc: run in this many rank processes with a process group (worker.ranks); None: one process."""
     timeout: float = DEFAULT_TIMEOUT_S
-    """--timeout: the client stops a run past it; with ranks the worker stops them itself first, to
-    say which rank hung where."""
+    """--timeout: the client stops a run whose time outside torch.compile passes it (worker.clock);
+    with ranks the worker stops them itself first, to say which rank hung where."""
+    compile_timeout: float = DEFAULT_COMPILE_TIMEOUT_S
+    """--compile-timeout: the client stops a run whose compiles, together, take longer."""
 
 
 @dataclass(frozen=True)

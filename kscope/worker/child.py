@@ -20,12 +20,15 @@ from collections.abc import Callable
 
 from kscope.report.request import SweepRequest
 from kscope.worker.lifetime import die_with_parent
-from kscope.worker.protocol import Shown, progress_line, read_request, ready_line, report_line
+from kscope.worker.protocol import Shown, phase_line, progress_line, read_request, ready_line, report_line
+
+_sending = threading.Lock()
 
 
 def _send(out, line: str) -> None:
-    out.write(line)
-    out.flush()
+    with _sending:  # a compile's phase or progress may be told from another thread
+        out.write(line)
+        out.flush()
 
 
 def _release_memory() -> None:
@@ -152,6 +155,7 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     results = os.fdopen(result_fd, "w", encoding="utf-8")
 
+    from kscope.engine.inductor.compile_watch import watch_compiles
     from kscope.engine.run import run  # imports torch
 
     if not warm:
@@ -172,6 +176,8 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
         rid, request = read_request(line)
         if isinstance(request, Shown):
             continue  # the app saw an eager half after its run stopped waiting for it
+        # the client counts compiling time apart from the target's own (worker.clock)
+        watch_compiles(lambda compiling, what, rid=rid: _send(results, phase_line(rid, compiling, what)))
         if isinstance(request, SweepRequest):
             _sweep(request, rid, results)
             continue

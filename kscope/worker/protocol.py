@@ -11,6 +11,8 @@ carry the user's prints), so nothing the user's code writes can corrupt them.
                       {"type": "plan", "id": N, "report": Report}     the eager half and inductor's
                                                   plan of the compiled half (report.plan), before it is compiled
                       {"type": "progress", "id": N, "progress": PlanProgress}   how far that compile is
+                      {"type": "phase", "id": N, "compiling": true, "what": "graph 0/1"}   a compile
+                                                  started (false: it ended): worker.clock's two clocks
                       {"type": "sweep", "id": N, "report": Report}    a sweep, the sizes so far
                       {"type": "report", "id": N, "report": Report}   the end of request N
 
@@ -47,6 +49,10 @@ class Message:
     id: int | None = None
     report: Report | None = None
     progress: PlanProgress | None = None
+    compiling: bool | None = None
+    """A "phase": whether torch.compile is compiling from now on."""
+    what: str = ""
+    """A "phase": the compile, in words ("graph 0/1")."""
 
 
 @dataclass(frozen=True)
@@ -102,11 +108,15 @@ def progress_line(request_id: int | None, progress: PlanProgress) -> str:
     return _line({"type": "progress", "id": request_id, "progress": progress_to_dict(progress)})
 
 
+def phase_line(request_id: int | None, compiling: bool, what: str) -> str:
+    return _line({"type": "phase", "id": request_id, "compiling": compiling, "what": what})
+
+
 def read_message(line: bytes | str) -> Message:
     d = json.loads(line)
     report, progress = d.get("report"), d.get("progress")
     return Message(d["type"], d.get("id"), None if report is None else report_from_dict(report),
-                   None if progress is None else progress_from_dict(progress))
+                   None if progress is None else progress_from_dict(progress), d.get("compiling"), d.get("what", ""))
 
 
 def _line(d: dict[str, Any]) -> str:

@@ -16,9 +16,12 @@ import itertools
 
 import torch
 
+from kscope.engine.inductor.compile_watch import rewatch
+
 
 def fresh_compile_state() -> None:
     torch._dynamo.reset()
+    rewatch()  # reset() dropped dynamo's compile callbacks, kscope's among them
     import torch._inductor.compile_fx as compile_fx
 
     if hasattr(compile_fx, "_graph_counter"):  # private: a torch without it keeps its own numbering
