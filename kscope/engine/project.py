@@ -42,20 +42,21 @@ def library_roots() -> tuple[str, ...]:
     return tuple(sorted(stdlib | set(_site_roots())))
 
 
-@functools.cache
 def _generated_roots() -> tuple[str, ...]:
     """Code that torch writes and loads (inductor's and triton's caches), and kscope itself."""
-    roots = [_KSCOPE_DIR]
-    try:
-        from torch._inductor.runtime.cache_dir_utils import cache_dir
+    return _roots_for(os.environ.get("TORCHINDUCTOR_CACHE_DIR"), os.environ.get("TRITON_CACHE_DIR"))
 
-        roots.append(cache_dir())
-    except Exception:  # an older torch: its generated modules live in the default place
-        import getpass
-        import tempfile
 
-        roots.append(os.path.join(tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}"))
-    roots.append(os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton"))
+@functools.cache
+def _roots_for(inductor_cache: str | None, triton_cache: str | None) -> tuple[str, ...]:
+    """By the cache folders in force (kscope's own inductor cache is set when the engine starts:
+    engine.inductor.kill_safe), and the default ones, which code compiled before may come from."""
+    import getpass
+    import tempfile
+
+    roots = [_KSCOPE_DIR, os.path.join(tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}"),
+             os.path.join(os.path.expanduser("~"), ".triton")]
+    roots += [r for r in (inductor_cache, triton_cache) if r]
     return tuple(os.path.realpath(r) for r in roots)
 
 

@@ -155,6 +155,9 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     results = os.fdopen(result_fd, "w", encoding="utf-8")
 
+    from kscope.engine.inductor.kill_safe import point_at_own_cache
+
+    point_at_own_cache()  # before torch loads: never the user's inductor cache (engine.inductor.kill_safe)
     from kscope.engine.inductor.compile_watch import watch_compiles
     from kscope.engine.run import run  # imports torch
 

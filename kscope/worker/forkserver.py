@@ -164,6 +164,9 @@ def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore", message=".*use of fork.*", category=DeprecationWarning)
     sock = socket.socket(fileno=int(argv[0]))
     os.environ[NVML_CHECK] = "1"  # before torch is imported: see the module's docstring
+    from kscope.engine.inductor.kill_safe import point_at_own_cache  # no torch
+
+    point_at_own_cache()  # and kscope's own inductor cache (engine.inductor.kill_safe)
     compile_threads = _warm()
     fork_warm = not cuda_driver_loaded()
     if not fork_warm:

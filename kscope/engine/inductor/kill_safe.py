@@ -60,12 +60,19 @@ def own_cache() -> Path:
     return cache_dir() / "inductor"
 
 
+def point_at_own_cache() -> Path:
+    """Point this process's inductor, and the processes it starts, at kscope's own cache. Before
+    torch is imported: some of torch's modules create the cache folder as they load."""
+    root = own_cache()
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
+    return root
+
+
 def use_own_cache() -> None:
     """Point this process's inductor (and the compile processes it starts) at kscope's own cache,
     clear it of leftovers once per process, and make every C++ build in this process atomic. Call
     before the first compile."""
-    root = own_cache()
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
+    root = point_at_own_cache()
     with _state:
         if _installed:
             return
