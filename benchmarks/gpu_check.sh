@@ -5,15 +5,17 @@
 # (benchmarks/gpu by default), DATE-DEVICE_NAME.txt (date, device, torch, then each step's figures)
 # and .jsonl files (one Report a line). Needs only torch (no textual, watchdog or rich; plotext
 # for the sweep's plot, which is left out, and said, without it).
-#   bash benchmarks/gpu_check.sh [--device cuda|cpu] [--smoke] [--sizes N,N,...] [--sweep-budget S] [OUTDIR]
+#   bash benchmarks/gpu_check.sh [--device cuda|cpu] [--smoke] [--sizes N,N,...] [--sweep-budget S] [--timeout S] [OUTDIR]
+# --timeout: each kscope run's (default 300 s, not kscope's 60: a first compile of the training step
+# took longer than 60 s on this 2-core CPU beside other work, and a GPU's first Triton compiles may too).
 # --smoke: each step once, on the fewest runs (the seed; allreduce.py alone with --nproc 1;
 # max-autotune alone, which is CUDA graphs and autotuning both; a 2-size sweep), saying what it skips.
 # Every step runs even when one fails; the exit status is 1 when any failed, and each failure's
 # output (a traceback, kscope's error) is shown, never replaced by another message.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: bash benchmarks/gpu_check.sh [--device cuda|cpu] [--smoke] [--sizes N,N,...] [--sweep-budget S] [OUTDIR]"
-device=cuda smoke=0 sizes="" budget="" out=""
+usage="usage: bash benchmarks/gpu_check.sh [--device cuda|cpu] [--smoke] [--sizes N,N,...] [--sweep-budget S] [--timeout S] [OUTDIR]"
+device=cuda smoke=0 sizes="" budget="" timeout=300 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) device=${2:?$usage}; shift 2 ;;
@@ -21,6 +23,7 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1; shift ;;
     --sizes) sizes=${2:?$usage}; shift 2 ;;
     --sweep-budget) budget=${2:?$usage}; shift 2 ;;
+    --timeout) timeout=${2:?$usage}; shift 2 ;;
     -h|--help) echo "$usage"; exit 0 ;;
     -*) echo "$usage" >&2; exit 2 ;;
     *) [ -z "$out" ] || { echo "$usage" >&2; exit 2; }; out=$1; shift ;;
@@ -40,7 +43,7 @@ run_json() {  # run_json OUT.jsonl ARGS...: one kscope --once --json run, its Re
   local jsonl=$1; shift
   echo "== $*" >&2
   local tmp; tmp=$(mktemp)
-  $py -m kscope "$@" --once --json --device "$device" > "$tmp" || fail "kscope $* (exit $?)"
+  $py -m kscope "$@" --once --json --device "$device" --timeout "$timeout" > "$tmp" || fail "kscope $* (exit $?)"
   # --once exits 1 with the Report still printed when a half failed: keep it, its errors say why
   report append "$tmp" "$jsonl" || fail "no Report from kscope $*"
   rm -f "$tmp"
@@ -90,7 +93,7 @@ report modes "$base-modes.jsonl" >> "$base.txt" || fail "the modes' summary"
 #    text (plotext, pure Python: pip install it, or put its wheel on PYTHONPATH, where the machine lacks it).
 [ $smoke = 1 ] && sizes=${sizes:-100,10000} budget=${budget:-20}
 echo "== samples/add_relu.py --sweep ${sizes:+--sizes $sizes} --sweep-budget ${budget:-180}" >&2
-$py -m kscope samples/add_relu.py --once --json --sweep --device "$device" ${sizes:+--sizes "$sizes"} \
+$py -m kscope samples/add_relu.py --once --json --sweep --device "$device" --timeout "$timeout" ${sizes:+--sizes "$sizes"} \
     --sweep-budget "${budget:-180}" > "$base-sweep.json" || fail "kscope --sweep (exit $?)"
 report sweep "$base-sweep.json" > "$base-sweep-plot.txt" || fail "the sweep's rows and plot"
 
