@@ -1,98 +1,102 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: run every sample headless on CUDA and keep what kscope printed.
-# Writes benchmarks/gpu/<date>-<gpu>.jsonl (one Report per line) and a header file with date, GPU and
-# torch version. Needs only torch (no textual, watchdog or rich).
-#   bash benchmarks/gpu_check.sh [OUTDIR]
+# The same steps run on the CPU (--device cpu; tests/process/test_gpu_check.py runs them with
+# --smoke, so that this script cannot rot before a GPU is lent). Writes, under OUTDIR
+# (benchmarks/gpu by default), DATE-DEVICE_NAME.txt (date, device, torch, then each step's figures)
+# and .jsonl files (one Report a line). Needs only torch (no textual, watchdog or rich; plotext
+# for the sweep's plot, which is left out, and said, without it).
+#   bash benchmarks/gpu_check.sh [--device cuda|cpu] [--smoke] [--sizes N,N,...] [--sweep-budget S] [--timeout S] [OUTDIR]
+# --timeout: each kscope run's (default 300 s, not kscope's 60: a first compile of the training step
+# took longer than 60 s on this 2-core CPU beside other work, and a GPU's first Triton compiles may too).
+# --smoke: each step once, on the fewest runs (the seed; allreduce.py alone with --nproc 1;
+# max-autotune alone, which is CUDA graphs and autotuning both; a 2-size sweep), saying what it skips.
+# Every step runs even when one fails; the exit status is 1 when any failed, and each failure's
+# output (a traceback, kscope's error) is shown, never replaced by another message.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-benchmarks/gpu}
+usage="usage: bash benchmarks/gpu_check.sh [--device cuda|cpu] [--smoke] [--sizes N,N,...] [--sweep-budget S] [--timeout S] [OUTDIR]"
+device=cuda smoke=0 sizes="" budget="" timeout=300 out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) device=${2:?$usage}; shift 2 ;;
+    --device=*) device=${1#*=}; shift ;;
+    --smoke) smoke=1; shift ;;
+    --sizes) sizes=${2:?$usage}; shift 2 ;;
+    --sweep-budget) budget=${2:?$usage}; shift 2 ;;
+    --timeout) timeout=${2:?$usage}; shift 2 ;;
+    -h|--help) echo "$usage"; exit 0 ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *) [ -z "$out" ] || { echo "$usage" >&2; exit 2; }; out=$1; shift ;;
+  esac
+done
+case "$device" in cuda|cpu) ;; *) echo "gpu_check: --device is cuda or cpu, not $device" >&2; exit 2 ;; esac
+out=${out:-benchmarks/gpu}
 mkdir -p "$out"
 py=${PYTHON:-python3}
-gpu=$($py -c 'import torch; print(torch.cuda.get_device_name(0).replace(" ", "_"))')
-stamp=$(date -u +%Y-%m-%d)
-base="$out/$stamp-$gpu"
-$py -c 'import torch, datetime; print(f"date {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC"); print("gpu", torch.cuda.get_device_name(0)); print("torch", torch.__version__)' > "$base.txt"
-: > "$base.jsonl"
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
+report() { $py benchmarks/gpu_check_report.py "$@"; }
+base=$(report header "$device" "$out") || exit 1  # no CUDA device with --device cuda: said, and stop
 status=0
+fail() { echo "gpu_check: FAILED: $*" >&2; status=1; }
+skip() { echo "skipped: $*" | tee -a "$base.txt" >&2; }
+run_json() {  # run_json OUT.jsonl ARGS...: one kscope --once --json run, its Report one line of OUT.jsonl
+  local jsonl=$1; shift
+  echo "== $*" >&2
+  local tmp; tmp=$(mktemp)
+  $py -m kscope "$@" --once --json --device "$device" --timeout "$timeout" > "$tmp" || fail "kscope $* (exit $?)"
+  # --once exits 1 with the Report still printed when a half failed: keep it, its errors say why
+  report append "$tmp" "$jsonl" || fail "no Report from kscope $*"
+  rm -f "$tmp"
+}
+
+# 1. Every sample, as a user runs it (the article's check: 2 eager kernels, 1 fused kernel,
+#    triton_poi_fused_add_relu_0 on CUDA, cpp_fused_add_relu_0 on the CPU).
+: > "$base.jsonl"
 for f in samples/*.py; do
   grep -q "torch.distributed" "$f" && continue  # needs a process group: --nproc, below
-  echo "== $f" >&2
-  if PYTHONPATH=. $py -m kscope "$f" --once --json --device cuda >> "$base.jsonl"; then :; else status=1; fi
+  if [ $smoke = 1 ] && [ "$f" != samples/add_relu.py ]; then skip "$f (--smoke: the seed alone)"; continue; fi
+  run_json "$base.jsonl" "$f"
 done
-# The article's check: 2 eager kernels, 1 triton_poi_fused_add_relu_0.
-$py - "$base.jsonl" >> "$base.txt" <<'PY'
-import json, sys
-for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
-    if not line.strip():
-        continue
-    r = json.loads(line)
-    e, c = r["eager"], r["compiled"]
-    names = [k["name"] for k in c["kernels"]] if c else []
-    print(f'{r["file"].split("/")[-1]}: eager {e and e["launches"]} launches {e and e["bytes_read"] + e["bytes_written"]} B; '
-          f'compiled {c and c["launches"]} launches {c and c["bytes_read"] + c["bytes_written"]} B {names}; errors {r["errors"]}')
-PY
-# The live app's workers are forked from a warm fork server (worker/forkserver.py): a forked worker
-# must run on CUDA as a fresh one does (or the server says it fell back to fresh workers).
-echo "== worker start, fresh vs forked, and the seed on cuda in each" >&2
-$py benchmarks/worker_start.py --device cuda --repeat 2 >> "$base.txt" 2>&1 || status=1
-# Distributed (--nproc): one rank with nccl on the one GPU (issue 14); each Report has its "ranks".
+echo "== samples" >> "$base.txt"
+report samples "$base.jsonl" >> "$base.txt" || fail "the samples' summary"
+
+# 2. The live app's workers are forked from a warm fork server (worker/forkserver.py): a forked worker
+#    must run on CUDA as a fresh one does (or the server says it fell back to fresh workers).
+echo "== worker start, fresh vs forked, and the seed on $device in each" | tee -a "$base.txt" >&2
+$py benchmarks/worker_start.py --device "$device" --repeat $([ $smoke = 1 ] && echo 1 || echo 2) >> "$base.txt" ||
+  fail "benchmarks/worker_start.py"
+
+# 3. Distributed (--nproc): one rank, nccl on the one GPU (issue 14), gloo on the CPU; each Report has its "ranks".
 : > "$base-nproc1.jsonl"
 for f in samples/allreduce.py samples/ddp_mlp.py; do
-  echo "== $f --nproc 1" >&2
+  if [ $smoke = 1 ] && [ "$f" != samples/allreduce.py ]; then skip "$f --nproc 1 (--smoke: allreduce.py alone)"; continue; fi
   extra=$([ "$f" = samples/ddp_mlp.py ] && echo --backward)
-  if PYTHONPATH=. $py -m kscope "$f" --once --json --device cuda --nproc 1 $extra >> "$base-nproc1.jsonl"; then :; else status=1; fi
+  run_json "$base-nproc1.jsonl" "$f" --nproc 1 $extra
 done
-$py - "$base-nproc1.jsonl" >> "$base.txt" <<'PY'
-import json, sys
-for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
-    if not line.strip():
-        continue
-    r = json.loads(line)
-    for rank in r.get("ranks") or []:
-        for mode in ("eager", "compiled"):
-            m = rank[mode] or {}
-            print(f'{r["file"].split("/")[-1]} --nproc 1 rank {rank["rank"]} {mode}: launches {m.get("launches")} '
-                  f'kernels {[k["name"] for k in m.get("kernels", [])]} collectives {m.get("collectives")}')
-    print(f'  errors {r["errors"]}')
-PY
-# Compile modes on CUDA: CUDA graphs ("N kernels in 1 graph launch") and max-autotune's choices.
+echo "== --nproc 1" >> "$base.txt"
+report nproc "$base-nproc1.jsonl" >> "$base.txt" || fail "the --nproc summary"
+
+# 4. Compile modes: CUDA graphs ("N kernels in 1 graph launch") and max-autotune's choices. On the
+#    CPU there are no CUDA graphs (kscope says the mode changes nothing there); autotuning runs.
 : > "$base-modes.jsonl"
+modes="reduce-overhead max-autotune"
+[ $smoke = 1 ] && modes=max-autotune
 for f in samples/add_relu.py samples/matmul_gelu.py samples/softmax.py; do
-  for mode in reduce-overhead max-autotune; do
-    echo "== $f --mode $mode" >&2
-    if PYTHONPATH=. $py -m kscope "$f" --once --json --device cuda --mode "$mode" >> "$base-modes.jsonl"; then :; else status=1; fi
-  done
+  if [ $smoke = 1 ] && [ "$f" != samples/add_relu.py ]; then skip "$f in the modes (--smoke: the seed alone)"; continue; fi
+  for mode in $modes; do run_json "$base-modes.jsonl" "$f" --mode "$mode"; done
 done
-$py - "$base-modes.jsonl" >> "$base.txt" <<'PY'
-import json, sys
-for line in open(sys.argv[1]).read().replace("}\n{", "}\x00{").split("\x00"):
-    if not line.strip():
-        continue
-    r = json.loads(line)
-    c = r["compiled"] or {}
-    won = [(a["op"], a["choices"][0]["name"], a["choices"][0]["ms"], len(a["choices"])) for a in c.get("autotune", [])]
-    print(f'{r["file"].split("/")[-1]} {r["compile_options"]["mode"]}: launches {c.get("launches")} '
-          f'cuda_graphs {c.get("cuda_graphs")} autotune {won} round trips {len(c.get("round_trips") or [])} '
-          f'errors {r["errors"]}')
-PY
-# The article's experiment, measured: the seed swept 10² to 10⁸ on CUDA (JSON), and its plot as text
-# (plotext, pure Python: pip install it, or put its wheel on PYTHONPATH, where the machine lacks it).
-if PYTHONPATH=. $py -m kscope samples/add_relu.py --once --json --sweep --device cuda --sweep-budget 180 \
-    > "$base-sweep.json"; then :; else status=1; fi
-PYTHONPATH=.:${PYTHONPATH:-} $py - "$base-sweep.json" > "$base-sweep-plot.txt" <<'PY' || echo "no plot: plotext missing" >&2
-import json, sys
-from kscope.report.model import Report
-from kscope.report.sweep import fmt_n, per_element
-from kscope.render.plot import plot_text
-r = report_from_dict(json.load(open(sys.argv[1])))
-s = r.sweep
-for p in s.points:
-    print(f"n={fmt_n(p.n):>5}  launches {p.eager.launches:g} -> {p.compiled.launches:g}  "
-          f"B/n {per_element(p.eager.bytes_total, p.n)} -> {per_element(p.compiled.bytes_total, p.n)}  "
-          f"call {p.eager.call_time_us:.1f} -> {p.compiled.call_time_us:.1f} us  {p.verdict} {p.ratio:.2f}  "
-          f"{list(zip(p.compiled.kernels, p.compiled.variants))}  {p.graph}")
-print(s.crossover_text(), "| stopped:", s.stopped, "| errors:", r.errors)
-print(plot_text(s, r.peak_gbps, 110, 24))
-PY
-cat "$base.txt" "$base-sweep-plot.txt" 2>/dev/null
+[ $smoke = 1 ] && skip "--mode reduce-overhead (--smoke: max-autotune alone, CUDA graphs and autotuning both)"
+echo "== compile modes" >> "$base.txt"
+report modes "$base-modes.jsonl" >> "$base.txt" || fail "the modes' summary"
+
+# 5. The article's experiment, measured: the seed swept 10² to 10⁸ (JSON), its rows and its plot as
+#    text (plotext, pure Python: pip install it, or put its wheel on PYTHONPATH, where the machine lacks it).
+[ $smoke = 1 ] && sizes=${sizes:-100,10000} budget=${budget:-20}
+echo "== samples/add_relu.py --sweep ${sizes:+--sizes $sizes} --sweep-budget ${budget:-180}" >&2
+$py -m kscope samples/add_relu.py --once --json --sweep --device "$device" --timeout "$timeout" ${sizes:+--sizes "$sizes"} \
+    --sweep-budget "${budget:-180}" > "$base-sweep.json" || fail "kscope --sweep (exit $?)"
+report sweep "$base-sweep.json" > "$base-sweep-plot.txt" || fail "the sweep's rows and plot"
+
+cat "$base.txt" "$base-sweep-plot.txt"
+[ $status = 0 ] && echo "gpu_check: every step ran; $base.*" >&2 || echo "gpu_check: some steps FAILED (above); $base.*" >&2
 exit $status

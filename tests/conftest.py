@@ -3,7 +3,7 @@
 import os
 
 import pytest
-from support import quiet
+from support import quiet, starts
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -76,9 +76,24 @@ def _quiet_tests_time_as_kscope_does(request, monkeypatch):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{quiet.MARK}: times something against the clock: runs while no other test runs (support/quiet.py)")
+    starts.install()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+    starts.running(item)
     with quiet.held(item.get_closest_marker(quiet.MARK) is not None):
         return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test that started a kscope process, a browser or a terminal unmarked fails at its teardown
+    (support/starts.py: the quick tier leaves out the `slow` tests, and only them)."""
+    report = yield
+    if call.when == "teardown":
+        started = starts.unmarked_starts(item)
+        if started and report.passed:
+            report.outcome = "failed"
+            report.longrepr = starts.message(item, started)
+    return report

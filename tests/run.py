@@ -1,4 +1,8 @@
-"""The whole suite, as CI and the README run it: `python tests/run.py [pytest arguments]`.
+"""The whole suite, as CI and the README run it: `python tests/run.py [--quick] [pytest arguments]`.
+
+--quick: the quick tier, for the edit-test loop: the tests not marked `slow`, which start no kscope
+process, no browser and no terminal (tests/support/starts.py fails any test that starts one
+unmarked, in the whole suite too, so the mark stays true). CI runs the whole suite.
 
 Two phases. First every test that times nothing against the clock, on one pytest-xdist worker
 more than there are cores (workers()); then the tests marked `quiet` (a verdict by time, a bound in seconds,
@@ -44,6 +48,10 @@ the quiet phase runs with OpenMP's default, as kscope runs for a user. Measured:
 four engine test modules at once, 54 s -> 46 s, 18% less CPU."""
 
 
+QUICK = "not slow"
+"""--quick's selection, within each phase (support/starts.py)."""
+
+
 NO_TESTS = 5
 """pytest's exit status when a phase selected nothing (a path given holds no quiet test, say)."""
 
@@ -62,8 +70,10 @@ def _split_marks(argv: list[str]) -> tuple[str | None, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    marks, argv = _split_marks(argv)
-    within = f" and ({marks})" if marks else ""  # a user's -m narrows each phase, not replaces it
+    quick = "--quick" in argv
+    marks, argv = _split_marks([a for a in argv if a != "--quick"])
+    narrowed = [m for m in (QUICK if quick else None, marks) if m]
+    within = "".join(f" and ({m})" for m in narrowed)  # a user's -m narrows each phase, not replaces it
     run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
     phases = [
         ("tests that time nothing, in parallel",
@@ -77,7 +87,8 @@ def main(argv: list[str]) -> int:
         statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv], env=env))
         for path in lock_files(run):
             path.unlink(missing_ok=True)
-    print(f"=== tests/run.py: both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")
+    tier = "the quick tier, " if quick else ""
+    print(f"=== tests/run.py: {tier}both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")
     ran = [s for s in statuses if s != NO_TESTS]
     failed = [s for s in ran if s != 0]  # a phase killed by a signal has a negative status
     return (failed[0] if failed[0] > 0 else 1) if failed else 0 if ran else NO_TESTS

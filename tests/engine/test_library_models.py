@@ -1,7 +1,8 @@
 """A Hugging Face model, as a user runs one: its kernels are placed at the user's call, via the
 library's own lines (transformers/models/gpt2/modeling_gpt2.py), and the library is never watched
-nor re-imported. Runs where transformers is installed (`.ci/run` installs it; it is no dependency
-of kscope's): random weights from a small config, nothing downloaded."""
+nor re-imported. Runs where transformers is installed (the README names it, the one optional install
+of the tests; `.ci/run` installs it; it is no dependency of kscope's), and says why it skips where
+not: random weights from a small config, nothing downloaded."""
 
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ from kscope.engine.run import run
 from kscope.report.request import RunRequest
 
 # Not imported here: collecting it would cost every test process a second (the target imports it).
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="transformers is not installed")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None,
+    reason="transformers is not installed: this test needs it, the tests' one optional install "
+    "(the README's set-up: .venv/bin/pip install transformers, as .ci/run does)",
+)
 
 GPT2 = """\
 import torch

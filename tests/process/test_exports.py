@@ -204,6 +204,7 @@ def test_a_failed_run_is_readable_markdown_without_rich_or_textual(tmp_path):
     assert "| launches" not in out.stdout  # nothing ran: no table of zeros
 
 
+@pytest.mark.slow  # kscope processes, if short ones
 def test_usage_errors_are_one_line(tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("")

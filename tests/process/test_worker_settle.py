@@ -29,6 +29,7 @@ def _gap(worker: Worker, request: RunRequest, shown_after: float | None) -> floa
     return time.monotonic() - arrived
 
 
+@pytest.mark.slow
 @pytest.mark.quiet
 def test_the_worker_times_only_once_the_eager_half_is_on_screen():
     # 100 elements: the timing itself takes milliseconds, the waits are what shows

@@ -3,6 +3,7 @@
 import subprocess
 from collections import Counter
 
+import pytest
 from support.paths import GPU_TRACES, kscope_cmd
 
 from kscope.trace.kernels import load_trace, summarize
@@ -32,6 +33,7 @@ def test_eager_trace_counts_kernels_apart_from_memcpy_and_memset():
     assert sum(1 for e in events if e.get("cat") == "kernel") == 79
 
 
+@pytest.mark.slow  # a kscope process
 def test_cli_summarises_a_saved_trace():
     out = subprocess.run([*kscope_cmd(), str(COMPILED)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -67,3 +67,30 @@ def test_tests_sharing_a_module_fixture_go_to_one_xdist_worker():
                  "test_ddp_backward_all_reduces_the_gradients_in_one_bucket"):
         assert f"{name}@test_distributed" in ids, ids
     assert "test_a_rank_that_raises" in ids  # a run of its own: free to go to any worker
+
+
+@pytest.mark.parametrize("argv, within", [
+    (["--quick"], " and (not slow)"),
+    (["--quick", "-m", "not browser", "tests/app"], " and (not slow) and (not browser)"),
+    (["tests/app", "--quick", "-mapp"], " and (not slow) and (app)"),
+])
+def test_the_quick_tier_leaves_out_the_slow_tests_in_each_phase(monkeypatch, argv, within):
+    commands = []
+    monkeypatch.setattr(run.subprocess, "call", lambda argv, env: commands.append(argv) or 0)
+    assert run.main(argv) == 0
+    paths = [a for a in argv if a.startswith("tests/")]
+    assert [_from_marks(c) for c in commands] == [["-m", f"not quiet{within}", *paths],
+                                                  ["-m", f"quiet{within}", *paths]]
+    assert not any("--quick" in c for c in commands)  # no pytest option of that name
+
+
+def test_without_quick_no_test_is_left_out(monkeypatch):
+    commands = []
+    monkeypatch.setattr(run.subprocess, "call", lambda argv, env: commands.append(argv) or 0)
+    assert run.main([]) == 0
+    assert [_from_marks(c) for c in commands] == [["-m", "not quiet"], ["-m", "quiet"]]
+
+
+def _from_marks(command: list[str]) -> list[str]:
+    """A phase's pytest command from its (last) -m on: the marks, then the user's arguments."""
+    return command[len(command) - 1 - command[::-1].index("-m"):]
