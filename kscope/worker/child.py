@@ -162,11 +162,10 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
     from kscope.engine.run import run  # imports torch
 
     if not warm:
-        # One run and gone (--once): inductor's pool of compile processes would start up (import
-        # torch) while the run is being timed, and die with it. Compile in this process instead.
-        import torch._inductor.config
+        # One run and gone (--once): no pool of compile processes started (and killed) for one run
+        from kscope.engine.inductor.compile_threads import for_one_run
 
-        torch._inductor.config.compile_threads = 1
+        for_one_run()
     if warm:
         from kscope.engine.inductor.capture import configure_inductor
 
