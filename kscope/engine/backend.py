@@ -5,13 +5,14 @@ graph before it ended (graph breaks)."""
 from __future__ import annotations
 
 import os
+import sys
 
 import torch
 
 from kscope.engine.breaks import plain_break
 from kscope.engine.inductor.provenance import same_file
 from kscope.engine.inductor.source_key import SourceKeys
-from kscope.engine.project import is_user_file, place_of
+from kscope.engine.project import frame_kind, is_kscope_file, is_user_file, place_of
 from kscope.report.model import GraphBreak
 
 
@@ -29,6 +30,10 @@ class RecordingBackend:
         self.optimizer: set[str] = set()
         """Compile ids of graphs traced from an optimizer's step (their ops' stack traces run
         through torch/optim): under torch.compile the step's profiler marker is dropped."""
+        self.callers: dict[str, tuple[tuple[str, int], ...]] = {}
+        """compile id -> the (file, line) frames that called the frame dynamo compiled, innermost
+        first: a graph traced from a frame outside the user's files (a library's forward after a
+        graph break, an optimizer's step) was issued from the user's line among them."""
         self.words: list[tuple[str, str]] = []
         """Dynamo's logged words for its graph breaks (Capture.break_words): the graph's own
         reason is terse for a data-dependent branch ("generic_jump TensorVariable()")."""
@@ -41,6 +46,7 @@ class RecordingBackend:
         if cid is not None and any(_OPTIM in (n.meta.get("stack_trace") or "") for n in gm.graph.nodes):
             self.optimizer.add(f"{cid.frame_id}/{cid.frame_compile_id}")
         if cid is not None:
+            self.callers[f"{cid.frame_id}/{cid.frame_compile_id}"] = caller_frames(sys._getframe(1))
             self.inputs[f"{cid.frame_id}/{cid.frame_compile_id}"] = [
                 _input_name(getattr(n.meta.get("grapharg"), "source", None)) or n.name
                 for n in gm.graph.nodes
@@ -79,6 +85,22 @@ class RecordingBackend:
 
 
 _OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
+
+
+def caller_frames(frame) -> tuple[tuple[str, int], ...]:
+    """(file, line) of `frame` and those that called it, innermost first, the user's and the
+    libraries' alone (project.frame_kind: what place_of reads), up to kscope's own frame (the one
+    that called the user's code). The backend runs inside dynamo, whose callers, while it compiles
+    a frame, are the frames that called that one (the frame itself is not among them)."""
+    out = []
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if is_kscope_file(file):
+            break
+        if frame_kind(file) is not None:
+            out.append((file, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(out)
 
 
 def _words(reason, cid: str, logged: list[tuple[str, str]]) -> str:

@@ -204,6 +204,7 @@ def graph_kernels(g: GraphCapture, rows: dict | None, backend: RecordingBackend)
         post_grad_graph=g.post_grad_graph,
         kernel_bytes=rows,
         input_names=input_names(g, backend.inputs.get(g.compile_id, [])),
+        caller=backend.callers.get(g.compile_id, ()),
     )
 
 

@@ -71,6 +71,11 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+@functools.lru_cache(maxsize=8192)
+def is_kscope_file(path: str) -> bool:
+    return _inside(os.path.realpath(path), _KSCOPE_DIR)
+
+
 def forget_user_modules() -> list[str]:
     """Take out of sys.modules the user's modules the last run imported (the next import of each
     reads its file again); their names. Only those: the modules of whoever runs kscope in its own

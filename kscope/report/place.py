@@ -9,8 +9,10 @@ from dataclasses import dataclass
 class Place:
     """A line of code an op was issued from: the innermost frame in the user's own files and, when
     the op was issued inside a library (transformers, not torch itself), that library's innermost
-    frame too (`via`). An op no frame of the user's issued (a compiled optimizer step, a library
-    model's graph) has the library's frame alone (`library`)."""
+    frame too (`via`). An op no frame of the user's issued (a library's module run as the target
+    itself, kscope calling its forward) has the library's frame alone (`library`). A compiled
+    graph traced from a library's frame or torch's (an optimizer's step) continues its stack
+    traces with the frames that called that frame (engine.backend.caller_frames)."""
 
     file: str
     """A file of the project relative to its root ("model.py", "shop/model.py"); a library's by

@@ -193,6 +193,10 @@ def check_train_step(r, path, inputs):
     assert any(k.phase == "backward" and k.kind == "kernel" for k in c.kernels)
     (step,) = [k for k in c.kernels if k.phase == "optimizer"]
     assert step.kind == "kernel" and step.fused
+    # traced in torch/optim alone, the fused AdamW kernel is at the line that called opt.step(),
+    # as eager's ops are: the two modes' costs meet at one line
+    called = Place(path.name, line_of(path, "    opt.step()"))
+    assert step.lines == (called,) and {k.lines for k in e.kernels if k.phase == "optimizer"} == {(called,)}
     parameters = 4  # two Linear layers: weight and bias each
     # AdamW one tensor at a time on the CPU (docs/training.md's 36): per parameter the step
     # count's add_, weight decay's mul_, lerp_ and mul_ + addcmul_ for the two moments, then

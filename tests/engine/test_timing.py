@@ -7,7 +7,10 @@ skipped when the CPU was busy. Verdicts near the noise floor are measured by
 benchmarks/timing_stability.py, not asserted here.
 """
 
+from collections import Counter
+
 import pytest
+import torch
 from support.paths import write_target
 
 from kscope.engine.run import run
@@ -16,8 +19,10 @@ from kscope.engine.timing import (
     NOISE_FLOOR,
     Samples,
     Timed,
+    per_call_kernel_us,
     retimed,
     speedup,
+    time_both,
     verdict,
 )
 from kscope.report.codec import report_from_dict, report_to_dict
@@ -74,6 +79,22 @@ def test_rows_are_scaled_to_add_up_to_the_median():
     d = report_to_dict(Report("f.py", "f", eager=timed))["eager"]
     assert d["kernel_time_us_range"] == [105.0, 135.0] and d["call_time_us"] == 170.0
     assert d["repetitions"] == {"kernel": 3, "call": 3}
+
+
+def test_each_rounds_kernel_time_is_the_launches_of_its_own_call_alone():
+    """Eager and compiled calls alternate inside one profile: a mode's sample of a round is the sum
+    of the launches inside that call's marker, never the other mode's (adding the compiled call's
+    time to each eager sample fails here). Two plain functions, no compile: milliseconds."""
+    a = torch.randn(1000)
+    t = time_both(lambda: a + 1, lambda: (a * 2, a * 3, a * 4), torch.device("cpu"), budget_s=0.01)
+    rounds = [int(label[1:]) for label in t.labels if label.startswith("e")]
+    assert rounds == list(range(len(rounds))) and len(t.labels) == 2 * len(rounds) >= 2 * FLOOR_ROUNDS
+    assert Counter((x.segment, x.name) for x in t.trace.launches) == Counter(
+        {**{(f"e{i}", "aten::add"): 1 for i in rounds}, **{(f"c{i}", "aten::mul"): 3 for i in rounds}})
+    per_call = per_call_kernel_us(t.trace)
+    assert list(t.eager_kernel.values[:len(rounds)]) == [per_call[f"e{i}"] for i in rounds]
+    assert list(t.compiled_kernel.values[:len(rounds)]) == [per_call[f"c{i}"] for i in rounds]
+    assert all(v > 0 for v in t.eager_kernel.values + t.compiled_kernel.values)
 
 
 @pytest.mark.quiet

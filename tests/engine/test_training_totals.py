@@ -14,10 +14,11 @@ fp32 is 4 bytes. Each eager op reads each distinct input storage once and writes
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 import torch
-from support.paths import write_target
+from support.paths import at, write_target
 from support.runs import run_ok
 
 from kscope.engine.accounting import align_twins
@@ -141,6 +142,13 @@ def test_a_training_steps_compiled_total_is_inductors_count_per_graph_and_the_op
     }
     assert c.bytes_read + c.bytes_written == sum(counts) + sum(v[1] + v[2] for v in outside.values())
     assert not [n for n in r.notes if n.startswith("compiled:")], r.notes
+
+    # The SGD step's graph is traced from torch/optim, no line of the target's in its stack traces:
+    # it is placed at the line that called opt.step() when dynamo compiled it, as eager's ops are
+    step_line = at(Path(r.file), "opt.step()")
+    assert {k.lines for k in r.eager.kernels if k.phase == "optimizer"} == {(step_line,)}
+    (sgd,) = [k for k in c.kernels if k.phase == "optimizer"]
+    assert sgd.lines == (step_line,) and [s.place for s in sgd.shares] == [step_line]
 
 
 SDPA = """

@@ -6,7 +6,7 @@ A gather reads min(the elements it gathers, its whole source) plus its indices, 
 
 from __future__ import annotations
 
-from support.paths import write_target
+from support.paths import at, write_target
 from support.runs import run_ok
 
 F32, I32, I64 = 4, 4, 8
@@ -72,7 +72,8 @@ def test_eval_dropout_runs_no_kernel_and_train_dropout_runs_its_own(tmp_path):
 
         def dropouts(x):
             kept = F.dropout(x, 0.1, training=False)
-            return kept * 2, F.dropout(x, 0.5, training=True)
+            doubled = kept * 2
+            return doubled, F.dropout(x, 0.5, training=True)
 
         def inputs(device):
             return (torch.randn(1000, device=device),)
@@ -96,3 +97,10 @@ def test_eval_dropout_runs_no_kernel_and_train_dropout_runs_its_own(tmp_path):
     # and writing both outputs
     assert r.compiled.launches == 2
     assert (r.compiled.bytes_read, r.compiled.bytes_written) == (n + seed, seed + n + n)
+    # The seed (inductor's, no stack trace: it ran no line of the target's) is placed at the
+    # dropout that reads it, as eager's mask is; not at the kernel's other line (the `* 2`)
+    drop = at(path, "training=True")
+    lines = {k.name: k.lines for k in r.eager.kernels}
+    assert lines["aten::dropout › bernoulli_"] == lines["aten::dropout › mul"] == (drop,)
+    (seeds,) = [k for k in r.compiled.kernels if k.name == "aten::randint"]
+    assert seeds.lines == (drop,) and [(s.place, s.bytes_written) for s in seeds.shares] == [(drop, seed)]

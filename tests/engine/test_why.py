@@ -108,13 +108,26 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
     # 12 MB through one memory-bound kernel: its rate is of the order of the measured copy's
     # (a cache may lift it past the peak, a loaded machine drag it down: an order of magnitude)
     (fused,) = r.compiled.kernels
+    # Exact, whatever the load: 12 MB through the one kernel (a and b read, the result written);
+    # a rate is the row's own bytes over its own time (1 GB = 1e9 B), the mode's its bytes over
+    # its kernel time, which its rows add up to (one kernel: the whole of it)
+    n = 1_000_000 * 4
+    assert (fused.bytes_read, fused.bytes_written) == (2 * n, n)
+    assert fused.time_us == pytest.approx(r.compiled.kernel_time_us)
+    for mode in (r.eager, r.compiled):
+        assert sum(k.time_us for k in mode.kernels) == pytest.approx(mode.kernel_time_us)
+        assert mode.achieved_gbps == pytest.approx(mode.bytes_total / (mode.kernel_time_us * 1e3))
+        for k in mode.kernels:
+            assert k.achieved_gbps == pytest.approx(k.bytes_total / (k.time_us * 1e3))
     if r.speedup.verdict == "busy":  # other work took the cores: a rate measured then says nothing
         pytest.skip(f"the CPU was busy ({r.speedup.cpu_waiting:.0%} of the timing): no rate to check")
     assert r.peak_gbps / 10 < fused.achieved_gbps < r.peak_gbps * 10
     # eager moves 20 MB in two kernels, compiled 12 MB in one: the same memory, a like rate
     assert r.compiled.achieved_gbps / 10 < r.eager.achieved_gbps < r.compiled.achieved_gbps * 10
     d = report_to_dict(r)
-    assert d["peak_gbps"] and d["compiled"]["kernels"][0]["achieved_gbps"] > 0
+    j = d["compiled"]["kernels"][0]
+    assert d["peak_gbps"] and j["achieved_gbps"] == pytest.approx(
+        (j["bytes_read"] + j["bytes_written"]) / (j["time_us"] * 1e3), abs=2e-3)
 
 
 def test_lines_follow_the_file_after_inductor_cache_hits(tmp_path):

@@ -11,6 +11,7 @@ from support.roofline_reports import COPY, MATMUL, seed_with_flops
 from kscope.render.markdown import report_markdown
 from kscope.render.report import render_report
 from kscope.render.roofline import left_out_text, peaks_line, plot_text, roofline_table, row
+from kscope.report.codec import report_to_dict
 from kscope.report.roofline import points
 
 
@@ -32,6 +33,34 @@ def test_each_kernel_row_says_its_flops_bytes_intensity_rate_bound_and_share_of_
 def test_without_peaks_the_bound_and_the_share_of_the_roof_are_unknown_not_zero():
     got = rows(replace(seed_with_flops(), peak_flops=None))
     assert got["compiled", "cpp_fused_add_relu_0"][2:] == ["2 M", "12.0 MB", "0.167", "13.3", "?", "?"]
+
+
+def test_the_json_gives_each_rows_roofline_figures_from_the_reports_own_peaks_and_times():
+    """intensity = FLOPs / bytes; achieved = FLOPs / time; memory-bound left of the ridge (peak
+    FLOP/s / peak bandwidth); % of roof = achieved / min(peak FLOP/s, intensity × bandwidth): what
+    the JSON says, derived here from the Report's own figures (swapping its two roofs fails)."""
+    r = seed_with_flops()
+    d = report_to_dict(r)
+    ridge = r.peak_flops / (r.peak_gbps * 1e9)
+    checked = 0
+    for mode in ("eager", "compiled"):
+        for k, j in zip(getattr(r, mode).kernels, d[mode]["kernels"], strict=True):
+            assert j["name"] == k.name
+            if k.flops is None:  # unknown FLOPs: every figure that needs them is unknown, never 0
+                assert (j["intensity"], j["achieved_gflops"], j["bound"], j["roof_percent"]) == (None,) * 4
+                continue
+            at = k.flops / (k.bytes_read + k.bytes_written)
+            done = k.flops / (k.time_us * 1e-6)
+            roof = min(r.peak_flops, at * r.peak_gbps * 1e9)
+            assert j["intensity"] == pytest.approx(at, rel=1e-3)
+            assert j["achieved_gflops"] == pytest.approx(done / 1e9, abs=1e-3)
+            assert j["bound"] == ("memory" if at < ridge else "compute")
+            assert j["roof_percent"] == (None if roof == 0 else pytest.approx(100 * done / roof, abs=0.05))
+            checked += 1
+    assert checked == 4
+    fused, mm, _ = d["compiled"]["kernels"]
+    # the seed's kernel: 2 FLOPs an element over 12 bytes an element; the matmul right of the ridge
+    assert (fused["intensity"], fused["bound"], mm["bound"]) == (pytest.approx(1 / 6, rel=1e-3), "memory", "compute")
 
 
 def test_the_peaks_line_gives_both_peaks_their_sources_and_the_ridge():

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from kscope.engine.project import place_of
-from kscope.report.place import Place
+from kscope.report.place import Place, sorted_places
 
 # add: "f32[1000000][1]cpu" = torch.ops.aten.add.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None
 _NODE = re.compile(r'^\s*(\w+)(?:: "([^"]*)")? = (.*)$')
@@ -132,19 +132,43 @@ def _frames(trace: str) -> list[tuple[str, int]]:
     return [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(trace)]
 
 
-def _place(node: str, graph: GraphNodes, traces: list[str], own: dict[str, str]) -> list[Place | None]:
+def _place(node: str, graph: GraphNodes, traces: list[str], own: dict[str, str],
+           caller: tuple[tuple[str, int], ...] = ()) -> list[Place | None]:
     """The places a node may be at: its own stack trace (kept while inductor compiled it) when the
     kernel's logged traces still hold it (a cache hit of other lines has other traces); else the
     places of the logged traces that end in the node's frame, which are several when a helper of
-    torch's (F.relu) was called from several lines: the node is then shared among them."""
+    torch's (F.relu) was called from several lines: the node is then shared among them. `caller`:
+    the frames that called the frame dynamo traced (provenance.places)."""
     mine = own.get(node)
     if mine is not None and (mine in traces or not traces):
-        return [place_of(reversed(_frames(mine)))]
+        return [place_of([*reversed(_frames(mine)), *caller])]
     frame = graph.frame.get(node)
     if frame is None:
         return []
-    found = [place_of(reversed(f)) for f in map(_frames, traces) if f and f[-1] == frame]
+    found = [place_of([*reversed(f), *caller]) for f in map(_frames, traces) if f and f[-1] == frame]
     return list(dict.fromkeys(found))
+
+
+def reader_places(nodes: list[str], graph: GraphNodes, traces: list[str], own: dict[str, str],
+                  caller: tuple[tuple[str, int], ...] = ()) -> tuple[Place, ...]:
+    """The places of the ops that read what `nodes` made, through readers that have none
+    themselves: inductor's seeds for dropout (`inductor_seeds`, no stack trace) are read by one
+    `inductor_lookup_seed` per dropout, each at its dropout's line. `traces`, `own`: those of
+    every kernel of the graph. Empty where no reader has a place."""
+    found: list[Place] = []
+    seen = set(nodes)
+    todo = [u for n in nodes for u in sorted(graph.users.get(n, ()))]
+    while todo:
+        n = todo.pop(0)
+        if n in seen:
+            continue
+        seen.add(n)
+        at = [p for p in _place(n, graph, traces, own, caller) if p is not None]
+        if at:
+            found += at
+        else:
+            todo += sorted(graph.users.get(n, ()))
+    return sorted_places(found)
 
 
 def _loaders(mine: list[str], graph: GraphNodes) -> dict[str, list[str]]:
@@ -190,10 +214,12 @@ def _stores(mine: list[str], graph: GraphNodes) -> dict[str, float | None]:
 
 
 def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], lines: tuple[Place, ...],
-                 own: dict[str, str] | None = None) -> tuple[tuple[Place | None, float, float], ...]:
+                 own: dict[str, str] | None = None, caller: tuple[tuple[str, int], ...] = ()
+                 ) -> tuple[tuple[Place | None, float, float], ...]:
     """(place, read weight, written weight) of one kernel's lines (see the module docstring).
     `lines`: the kernel's places, one of which a node with no line of its own takes when it is
-    the only one; `own`: each node's own stack trace, where kscope kept it. Where a size the
+    the only one; `own`: each node's own stack trace, where kscope kept it; `caller`: the frames
+    that called the frame dynamo traced (provenance.places). Where a size the
     kernel reads or writes is a symbol (dynamic shapes), every access weighs the same. Empty when
     the graph's text names none of the kernel's nodes."""
     mine = [n for n in post_nodes if n in graph.args]
@@ -212,9 +238,9 @@ def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], li
         per_node[n][1] += 1.0 if equal else float(size)
     out: dict[Place | None, list[float]] = {}
     for n in mine:  # a node that neither loads nor stores is listed too: fused away, it costs 0
-        at = _place(n, graph, traces, own or {})
+        at = _place(n, graph, traces, own or {}, caller)
         if not at and graph.op.get(n) == "aten.copy_" and graph.args[n][1:2]:
-            at = _place(graph.args[n][1], graph, traces, own or {})
+            at = _place(graph.args[n][1], graph, traces, own or {}, caller)
         if not at and graph.op.get(n) == "aten.copy_" and not any(per_node[n]):
             continue  # an in-place update's copy_, its store given to the node computing it
         at = at or ([lines[0]] if len(lines) == 1 else [None])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kscope.engine.inductor.node_lines import line_weights, parse_graph
+from kscope.engine.inductor.node_lines import line_weights, parse_graph, reader_places
 from kscope.engine.project import place_of
 from kscope.report.place import Place, sorted_places
 
@@ -111,15 +111,17 @@ def post_grad_ops(post_grad_graph: str) -> dict[str, str]:
     return {m.group(1): f"{m.group(2)}.{m.group(3)}" for m in _POST_GRAD_NODE.finditer(post_grad_graph)}
 
 
-def places(stack_traces: list[str]) -> tuple[Place, ...]:
+def places(stack_traces: list[str], caller: tuple[tuple[str, int], ...] = ()) -> tuple[Place, ...]:
     """Where the ops of inductor's stack traces were issued: per trace (outermost frame first, as
     a traceback), the innermost frame of the user's own files, via a library's (engine.project).
-    kscope puts the stack traces into inductor's cache key, so a cache hit's traces are this
-    run's files, as saved."""
+    `caller`: the frames that called the frame dynamo traced, innermost first (backend.callers),
+    which a trace starting outside the user's files (a library's forward after a graph break, an
+    optimizer's step) reaches the user's line through. kscope puts the stack traces into
+    inductor's cache key, so a cache hit's traces are this run's files, as saved."""
     found = []
     for trace in stack_traces:
         frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(trace)]
-        place = place_of(reversed(frames))
+        place = place_of([*reversed(frames), *caller])
         if place is not None:
             found.append(place)
     return sorted_places(found)
@@ -139,21 +141,34 @@ def compiled_kernels(
     post_grad_graph: str,
     kernel_bytes: dict[str, dict] | None,
     input_names: dict[str, str] | None = None,
+    caller: tuple[tuple[str, int], ...] = (),
 ) -> list[CompiledKernel]:
     """One entry per kernel inductor emitted for a graph. input_names: the graph's placeholders
-    ("primals_2") by the user's names ("x", "conv1.weight")."""
+    ("primals_2") by the user's names ("x", "conv1.weight"); caller: the frames that called the
+    frame dynamo traced the graph from (places).
+
+    A kernel none of whose ops has a line (inductor's seeds for dropout's random draws, a node it
+    made with no stack trace) is placed at the lines of the ops that read what it made (the
+    dropouts), its bytes shared evenly among them."""
     sources = kernel_sources(output_code)
     ops_of = post_grad_ops(post_grad_graph)
     graph_nodes = parse_graph(post_grad_graph)
     stable = stable_handles(provenance)
+    all_traces = [t for h in provenance for t in stack_traces.get(h, [])]
+    own_traces = {n: t for rw in (kernel_bytes or {}).values() for n, t in (rw.get("traces") or {}).items()}
     out = []
     for handle, post_nodes in provenance.items():
         name, kind = profiler_name(handle)
         wanted = set(post_nodes)
         ops = tuple(dict.fromkeys(op for node, op in ops_of.items() if node in wanted))
-        lines = places(stack_traces.get(handle, []))
+        lines = places(stack_traces.get(handle, []), caller)
         rw = (kernel_bytes or {}).get(stable[handle])
         copy = bool(rw and rw.get("copy") and rw.get("copies"))
+        weights = line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines, (rw or {}).get("traces"),
+                               caller)
+        if not lines:
+            lines = reader_places(post_nodes, graph_nodes, all_traces, own_traces, caller)
+            weights = tuple((p, 1.0, 1.0) for p in lines) or weights
         out.append(
             CompiledKernel(
                 handle=handle,
@@ -168,8 +183,7 @@ def compiled_kernels(
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
                 unknown=None if rw is None else rw.get("unknown"),
                 flops=None if rw is None else rw.get("flops"),
-                weights=line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines,
-                                     (rw or {}).get("traces")),
+                weights=weights,
             )
         )
     return out
