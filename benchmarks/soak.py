@@ -5,12 +5,18 @@ on a temp copy of samples/add_relu.py. Each save is written to disk like an edit
 script waits for that save's final report on screen and checks the screen against what was
 saved:
 
-- a good version (one of four ops): no error banner, not STALE, the eager table shows the op's
-  launch count at the line the op is on in *this* save (every save moves it), and the compiled
-  table shows the fused kernel of that op;
+- a good version (one of four ops): no error banner, not STALE, the eager table's cells add up to
+  the op's launch count and the line under it names the line the op is on in *this* save (every
+  save moves it; the Report's places must be that one Place too), and the compiled table shows
+  the fused kernel of that op;
 - a broken one (syntax error, raise, failing import, endless loop past --timeout, os._exit,
   segfault): the banner names the stage, `target.py:LINE` where there is a line, and the cause,
-  the status line says STALE, and the last good kernels are still on screen.
+  the status line says STALE, and the kernel tables are, cell for cell, those of the last good save.
+
+The screen is read as text (the widgets' cells and lines); the expected line is built as kscope's
+own Place and written with its own helper, so a change of the Report's types is followed, or fails
+loudly. Each check is also run against a screen known to be wrong for the save, and must fail it.
+tests/process/test_soak.py runs a short soak in the suite.
 
 It reports crashes of the app (goal 0), saves whose screen did not match (goal 0), worker
 restarts, RSS growth of the app and of the worker, the event loop's worst stall, and timings.
@@ -24,16 +30,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import shutil
 import statistics
 import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from kscope.render.names import short_name  # noqa: E402  (no torch, no textual)
+from kscope.render.view import places_text  # noqa: E402
+from kscope.report.place import Place, place_key  # noqa: E402
 SAMPLE = REPO / "samples" / "add_relu.py"
 OP = "return (a + b).relu()"
 
@@ -89,6 +101,92 @@ def rss_mb(pid: int) -> float | None:
         return None
 
 
+@dataclass(frozen=True)
+class Table:
+    """A kernel table as the screen shows it: each row's cells as text, the lines under it."""
+
+    rows: tuple[tuple[str, ...], ...]
+    detail: str
+    name_width: int
+
+
+def screen_table(app, selector: str) -> Table:
+    from textual.widgets import DataTable, Static
+
+    from kscope.app.widgets.kernels import KernelTable
+
+    pane = app.query_one(selector, KernelTable)
+    table = pane.query_one(DataTable)
+    rows = tuple(tuple(getattr(c, "plain", str(c)) for c in table.get_row_at(i)) for i in range(table.row_count))
+    return Table(rows, str(pane.query_one(".detail", Static).content), pane.name_width)
+
+
+def screen_text(app, selector: str) -> str:
+    widget = app.query_one(selector)
+    return str(widget.content) if widget.display else ""
+
+
+def launch_count(cell: str) -> int:
+    """A launches cell: "2", or what changed since the last save, "1 new", "1→2" (now 2)."""
+    return int(re.findall(r"\d+", cell)[-1])
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What a person sees of a save: the banner (empty when hidden), the status line, and the
+    eager and compiled kernel tables."""
+
+    banner: str
+    status: str
+    tables: tuple[Table, Table]
+
+    @classmethod
+    def of(cls, app) -> Screen:
+        return cls(screen_text(app, "#errors"), screen_text(app, "#status"),
+                   (screen_table(app, "#eager-kernels"), screen_table(app, "#compiled-kernels")))
+
+
+def judge(variant: Variant, text: str, report, screen: Screen, good: tuple[Table, Table] | None,
+          name: str) -> str | None:
+    """What does not match between `screen` and the saved `text` (None: all does). `good`: the
+    tables on screen after the last good save. Where a figure is kscope's own type (a Place), it
+    is built with that type and shown with kscope's own helper, never parsed back from text."""
+    eager, compiled = screen.tables
+    if variant.good:
+        if report.errors or screen.banner:
+            return f"errors on a good save: {screen.banner or report.errors}"
+        if "STALE" in screen.status:
+            return "STALE after a good save"
+        line = line_in(text, variant.code)
+        op = Place(file=report.home, line=line)  # the op, where this save put it
+        places = {p for k in report.eager.kernels for p in k.lines} if report.eager else set()
+        if places != {op}:
+            return f"the report puts the eager kernels at {sorted(places, key=place_key)}, the op is at {op}"
+        launches = sum(launch_count(row[1]) for row in eager.rows)
+        if launches != variant.eager_launches:
+            return f"eager launches on screen {launches} ({eager.rows}), saved code makes {variant.eager_launches}"
+        where = "lines: " + places_text((op,), report.home)
+        if not any(shown == where or shown.startswith(where + " ·") for shown in eager.detail.splitlines()):
+            return f"the eager kernel on screen says {eager.detail!r}, not {where!r} (the op is on line {line})"
+        fused = "★ " + short_name(variant.kernel, compiled.name_width - 2)
+        if fused not in [row[0] for row in compiled.rows]:
+            return f"compiled kernels on screen {[row[0] for row in compiled.rows]}, expected {fused!r}"
+        return None
+    want = list(variant.banner)
+    if variant.line_of:
+        want.append(f"{name}:{line_in(text, variant.line_of)}")
+    missing = [w for w in want if w not in screen.banner]
+    if missing:
+        return f"banner {screen.banner!r} lacks {missing}"
+    if "STALE" not in screen.status:
+        return f"not marked STALE: {screen.status!r}"
+    if good is None:
+        return "no good save was on screen before"
+    if screen.tables != good or not any(t.rows for t in good):
+        return f"the last good kernels are not on screen: {screen.tables} != {good}"
+    return None
+
+
 class Soak:
     def __init__(self, args):
         self.args = args
@@ -110,6 +208,7 @@ class Soak:
         self.per_worker: dict[int, list[tuple[int, float]]] = {}  # pid -> (save, MB), each worker's life
         self.pids: set[int] = set()
         self.runs = 0
+        self.good_screen: tuple[Table, Table] | None = None  # the kernel tables after the last good save
 
     # --- one app, as many saves as it lasts -------------------------------------------------------
 
@@ -156,13 +255,13 @@ class Soak:
             async with app.run_test(size=(120, 40)):
                 if not await until(lambda: app.latest_run in finished, 180):
                     raise RuntimeError("no first report in 180 s")
-                last_good = finished[app.latest_run]
+                self.good_screen = Screen.of(app).tables
                 monitor = asyncio.create_task(lag_monitor())
                 self.sample_rss(app)
                 while self.saves < self.args.saves:
                     i = self.saves
                     variant = CYCLE[i % len(CYCLE)]
-                    text = source(self.base, variant, shift=i % 7)
+                    text = source(self.base, variant, shift=1 + i % 7)  # never the start's 0
                     before = app.latest_run
                     started = time.monotonic()
                     self.path.write_text(text)
@@ -174,11 +273,10 @@ class Soak:
                     if not ok:
                         self.mismatches.append(f"save {i + 1} ({variant.name}): no report on screen")
                         continue
-                    problem = self.check(app, variant, text, finished[app.latest_run], last_good)
+                    problem = self.check(app, variant, text, finished[app.latest_run])
                     if problem:
                         self.mismatches.append(f"save {i + 1} ({variant.name}): {problem}")
                     if variant.good and not problem:
-                        last_good = finished[app.latest_run]
                         self.sample_worker(app)  # warm, and it has just run
                     if (i + 1) % 10 == 0:
                         self.sample_rss(app)
@@ -203,40 +301,21 @@ class Soak:
 
     # --- the screen against the save ---------------------------------------------------------------
 
-    def check(self, app, variant: Variant, text: str, report, last_good) -> str | None:
-        from kscope.app.widgets.kernels import KernelTable
-
-        banner_widget = app.query_one("#errors")
-        banner = str(banner_widget.content) if banner_widget.display else ""
-        status = str(app.query_one("#status").content)
-        eager = app.query_one("#eager-kernels", KernelTable).mode
-        compiled = app.query_one("#compiled-kernels", KernelTable).mode
-        if variant.good:
-            if report.errors or banner:
-                return f"errors on a good save: {banner or report.errors}"
-            if app.stale or "STALE" in status:
-                return "STALE after a good save"
-            line = line_in(text, variant.code)
-            if eager is None or eager.launches != variant.eager_launches:
-                return f"eager launches {eager and eager.launches}, saved code makes {variant.eager_launches}"
-            lines = {k.lines for k in eager.kernels}
-            if lines != {(line,)}:
-                return f"eager kernels at lines {lines}, the op is on line {line}"
-            names = [k.name for k in compiled.kernels] if compiled else []
-            if variant.kernel not in names:
-                return f"compiled kernels {names}, expected {variant.kernel}"
-            return None
-        want = list(variant.banner)
-        if variant.line_of:
-            want.append(f"{self.path.name}:{line_in(text, variant.line_of)}")
-        missing = [w for w in want if w not in banner]
-        if missing:
-            return f"banner {banner!r} lacks {missing}"
-        if not app.stale or "STALE" not in status:
-            return f"not marked STALE: {status!r}"
-        if eager != last_good.eager or compiled != last_good.compiled:
-            return "the last good kernels are not on screen"
-        return None
+    def check(self, app, variant: Variant, text: str, report) -> str | None:
+        """The screen against what was saved; then the same check against a screen known to be
+        wrong for this save (the last good save's tables, or none at all), which it must fail: a
+        check that cannot fail would pass every save and say nothing (this script's checks rotted
+        once that way, unseen)."""
+        screen = Screen.of(app)
+        problem = judge(variant, text, report, screen, self.good_screen, self.path.name)
+        if self.good_screen is not None:
+            wrong = replace(screen, tables=self.good_screen) if variant.good else replace(
+                screen, tables=tuple(replace(t, rows=(), detail="") for t in screen.tables))
+            if judge(variant, text, report, wrong, self.good_screen, self.path.name) is None:
+                problem = (problem + "; " if problem else "") + "the check passed a wrong screen too"
+        if variant.good and problem is None:
+            self.good_screen = screen.tables
+        return problem
 
     # --- the whole soak -----------------------------------------------------------------------------
 
@@ -301,7 +380,6 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.saves = 40
-    sys.path.insert(0, str(REPO))
     return Soak(args).run()
 
 
