@@ -331,8 +331,8 @@ class Soak:
                     break
         took = time.monotonic() - start
         time.sleep(0.5)
-        left = [pid for pid in self.pids if rss_mb(pid) is not None]
-        beside = sorted(p.name for p in self.folder.iterdir())
+        self.left = left = [pid for pid in self.pids if rss_mb(pid) is not None]
+        self.beside = beside = sorted(p.name for p in self.folder.iterdir())
         self.report(took, left, beside)
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0 if not self.crashes and not self.mismatches and not left and beside == ["add_relu.py"] else 1
