@@ -35,8 +35,10 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -48,6 +50,7 @@ from kscope.render.view import places_text  # noqa: E402
 from kscope.report.place import Place, place_key  # noqa: E402
 SAMPLE = REPO / "samples" / "add_relu.py"
 OP = "return (a + b).relu()"
+STALL_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,10 @@ class Soak:
         self.mismatches: list[str] = []
         self.restarts = 0
         self.latency: dict[str, list[float]] = {}
-        self.lags: list[float] = []
+        self.tick = time.perf_counter()  # when the lag monitor last ran
+        self.stall_stacks: Counter[tuple[str, ...]] = Counter()  # --stalls: what the loop ran, sampled
+        self.lags: Counter[int] = Counter()  # the event loop's lateness, in ms: how many samples each
+        """(A histogram: a list of every sample grew this process ~3 kB a save, counted as the app's.)"""
         self.rss: dict[str, list[tuple[int, float]]] = {"app": [], "worker": []}  # (save, MB)
         self.per_worker: dict[int, list[tuple[int, float]]] = {}  # pid -> (save, MB), each worker's life
         self.pids: set[int] = set()
@@ -223,6 +229,7 @@ class Soak:
 
         def _finish(report, at):  # the app's handler calls self._finish: the instance attribute wins
             finish(report, at)
+            finished.clear()  # the latest only: the app's process is this one, and its RSS is measured
             finished[app.latest_run] = report
 
         app._finish = _finish
@@ -247,9 +254,9 @@ class Soak:
 
         async def lag_monitor():
             while True:
-                start = time.perf_counter()
+                start = self.tick = time.perf_counter()
                 await asyncio.sleep(0.01)
-                self.lags.append(time.perf_counter() - start - 0.01)
+                self.lags[round((time.perf_counter() - start - 0.01) * 1000)] += 1
 
         try:
             async with app.run_test(size=(120, 40)):
@@ -257,6 +264,9 @@ class Soak:
                     raise RuntimeError("no first report in 180 s")
                 self.good_screen = Screen.of(app).tables
                 monitor = asyncio.create_task(lag_monitor())
+                if getattr(self.args, "stalls", False):
+                    threading.Thread(target=self.sample_stalls, args=(threading.get_ident(), monitor),
+                                     daemon=True).start()
                 self.sample_rss(app)
                 while self.saves < self.args.saves:
                     i = self.saves
@@ -278,6 +288,8 @@ class Soak:
                         self.mismatches.append(f"save {i + 1} ({variant.name}): {problem}")
                     if variant.good and not problem:
                         self.sample_worker(app)  # warm, and it has just run
+                    if self.saves in getattr(self.args, "tracemalloc", ()):
+                        self.memory_snapshot()
                     if (i + 1) % 10 == 0:
                         self.sample_rss(app)
                         print(f"  {i + 1:4d} saves  {len(self.mismatches)} mismatches  "
@@ -287,6 +299,54 @@ class Soak:
         finally:
             self.restarts += app.session.restarts
             app.shutdown()
+
+    def sample_stalls(self, loop_thread: int, monitor) -> None:
+        """--stalls: while the event loop is more than STALL_S late, sample what it runs every
+        2 ms (its stack, kscope's and textual's frames), to print the commonest."""
+        import sys as _sys
+
+        while not monitor.done():
+            time.sleep(0.002)
+            if time.perf_counter() - self.tick < 0.01 + STALL_S:
+                continue
+            frame = _sys._current_frames().get(loop_thread)
+            stack = []
+            while frame is not None:
+                code = frame.f_code
+                if "site-packages/textual" in code.co_filename or "/kscope/" in code.co_filename or "gc" == code.co_name:
+                    stack.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+                frame = frame.f_back
+            self.stall_stacks[tuple(stack[:14])] += 1
+
+    def memory_snapshot(self) -> None:
+        """--tracemalloc A,B: at save A, note what the app's process holds; at save B, print what
+        it holds more, by line of the allocation (tracemalloc) and by type of object (gc)."""
+        import gc
+        import tracemalloc
+        from collections import Counter
+
+        gc.collect()
+        if not tracemalloc.is_tracing():  # from save A on: the saves before it run at full speed
+            tracemalloc.start(8)
+        snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+        types = Counter(type(o).__qualname__ for o in gc.get_objects())
+        if not hasattr(self, "_memory"):
+            self._memory = (self.saves, snapshot, types)
+            return
+        saves, first, before = self._memory
+        n = self.saves - saves
+        print(f"\n  held more at save {self.saves} than at save {saves} ({n} saves), by line:")
+        for stat in snapshot.compare_to(first, "lineno")[:25]:
+            print(f"    {stat.size_diff / n:+9.0f} B/save {stat.count_diff / n:+7.1f} blocks/save  {stat.traceback[0]}")
+        print("  the largest, by traceback:")
+        for stat in snapshot.compare_to(first, "traceback")[:6]:
+            print(f"    {stat.size_diff / n:+9.0f} B/save")
+            for frame in stat.traceback.format()[-16:]:
+                print(f"      {frame}")
+        print("  objects by type (tracked by the GC):")
+        for name, count in sorted(((t, types[t] - before[t]) for t in types | before), key=lambda x: -abs(x[1]))[:20]:
+            print(f"    {count / n:+8.2f}/save  {name} ({types[name]})")
+        print(flush=True)
 
     def sample_rss(self, app) -> None:
         self.rss["app"].append((self.saves, rss_mb(os.getpid())))
@@ -337,6 +397,17 @@ class Soak:
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0 if not self.crashes and not self.mismatches and not left and beside == ["add_relu.py"] else 1
 
+    def worst_stall_ms(self) -> int:
+        return max(self.lags, default=0)
+
+    def stall_p99_ms(self) -> int:
+        seen, n = 0, self.lags.total()
+        for ms in sorted(self.lags):
+            seen += self.lags[ms]
+            if seen >= 0.99 * n:
+                return ms
+        return 0
+
     def report(self, took: float, left: list[int], beside: list[str]) -> None:
         def growth(series):
             if len(series) < 2:
@@ -345,7 +416,6 @@ class Soak:
             peak = max(mb for _, mb in series)
             return f"{first:.0f} → {last:.0f} MB ({last - first:+.0f} MB over saves {s0}–{s1}; peak {peak:.0f} MB)"
 
-        lags = sorted(self.lags) or [0.0]
         print()
         print(f"kscope soak: {self.saves} saves cycling {len(CYCLE)} versions "
               f"({len(GOOD)} good, {len(BROKEN)} broken: {', '.join(v.name for v in BROKEN)}), "
@@ -362,11 +432,21 @@ class Soak:
         if lives:
             longest = max(lives, key=lambda series: series[-1][0] - series[0][0])
             print(f"  longest-lived worker            {growth(longest)}")
-        print(f"  app RSS every 50 saves          {', '.join(f'{mb:.0f}' for s, mb in self.rss['app'] if s % 50 == 0)} MB")
-        print(f"  event loop worst stall          {lags[-1] * 1000:.0f} ms (p99 {lags[int(len(lags) * .99)] * 1000:.0f} ms)")
+        print(f"  app RSS every 50 saves          {', '.join(f'{mb:.1f}' for s, mb in self.rss['app'] if s % 50 == 0)} MB")
+        late = [(s, mb) for s, mb in self.rss["app"] if s >= 50] if self.saves >= 100 else self.rss["app"]
+        if len(late) > 2:
+            slope = statistics.linear_regression([s for s, _ in late], [mb for _, mb in late]).slope
+            print(f"  app RSS slope                   {slope * 1024:+.1f} kB a save (least squares, saves {late[0][0]}–{late[-1][0]})")
+        print(f"  event loop worst stall          {self.worst_stall_ms()} ms (p99 {self.stall_p99_ms()} ms, "
+              f"{self.lags.total()} samples of 10 ms sleeps)")
         print(f"  processes left after quitting   {len(left)}")
         print(f"  files beside the target         {[b for b in beside if b != 'add_relu.py'] or 'none'}")
         print(f"  total                           {took:.0f} s ({took / max(1, self.saves):.2f} s a save)")
+        if self.stall_stacks:
+            total = self.stall_stacks.total()
+            print(f"  what the event loop ran while over {STALL_S * 1000:.0f} ms late ({total} samples of 2 ms):")
+            for stack, n in self.stall_stacks.most_common(12):
+                print(f"    {n / total:4.0%}  " + "\n          ".join(stack or ("(outside kscope and textual)",)))
         print("  save → report on screen, median (max) by version:")
         for name, xs in self.latency.items():
             print(f"      {name:14s} {statistics.median(xs):5.2f} s ({max(xs):5.2f} s)  n={len(xs)}")
@@ -377,7 +457,12 @@ def main() -> int:
     parser.add_argument("--saves", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="40 saves")
     parser.add_argument("--timeout", type=float, default=3.0, help="the app's --timeout (the endless loop waits this)")
+    parser.add_argument("--stalls", action="store_true",
+                        help=f"sample what the event loop runs while it is over {STALL_S * 1000:.0f} ms late")
+    parser.add_argument("--tracemalloc", metavar="A,B", default="",
+                        help="print what the app holds more at save B than at save A (slows the app)")
     args = parser.parse_args()
+    args.tracemalloc = tuple(int(x) for x in args.tracemalloc.split(",") if x)
     if args.quick:
         args.saves = 40
     return Soak(args).run()
