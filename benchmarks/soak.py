@@ -207,7 +207,15 @@ class Soak:
         self.restarts = 0
         self.latency: dict[str, list[float]] = {}
         self.tick = time.perf_counter()  # when the lag monitor last ran
-        self.stall_stacks: Counter[tuple[str, ...]] = Counter()  # --stalls: what the loop ran, sampled
+        self.stall_stacks: Counter[tuple[str, ...]] = Counter()
+        self.render_ms: dict[str, tuple[float, float, int]] = {}  # --stalls: widget -> total, worst ms, calls
+        self.paint_ms: list[float] = []
+        self.handler_ms: dict[str, tuple[float, float, int]] = {}  # --stalls: the app's handlers and panes' show  # --stalls: each paint of the screen
+        self.gc_ms: dict[int, list[float]] = {}  # --stalls: generation -> each collection's time on the loop
+        self.loop_thread, self.gc_started = 0, 0.0  # --stalls: what the loop ran, sampled
+        self.loop_cpu: Counter[int] = Counter()  # the CPU the loop's thread ran between two of those wakeups, ms
+        """(A busy machine stretches the lateness; this is what the loop itself ran. On a quiet machine a
+        stall lies between it and it less 10 ms; less what waiting for the GIL on the session's thread adds.)"""
         self.lags: Counter[int] = Counter()  # the event loop's lateness, in ms: how many samples each
         """(A histogram: a list of every sample grew this process ~3 kB a save, counted as the app's.)"""
         self.rss: dict[str, list[tuple[int, float]]] = {"app": [], "worker": []}  # (save, MB)
@@ -254,9 +262,10 @@ class Soak:
 
         async def lag_monitor():
             while True:
-                start = self.tick = time.perf_counter()
+                start, cpu = self.tick, _ = time.perf_counter(), time.thread_time()
                 await asyncio.sleep(0.01)
                 self.lags[round((time.perf_counter() - start - 0.01) * 1000)] += 1
+                self.loop_cpu[round((time.thread_time() - cpu) * 1000)] += 1
 
         try:
             async with app.run_test(size=(120, 40)):
@@ -265,6 +274,11 @@ class Soak:
                 self.good_screen = Screen.of(app).tables
                 monitor = asyncio.create_task(lag_monitor())
                 if getattr(self.args, "stalls", False):
+                    import gc
+
+                    self.time_renders()
+                    self.loop_thread = threading.get_ident()
+                    gc.callbacks.append(self.time_gc)
                     threading.Thread(target=self.sample_stalls, args=(threading.get_ident(), monitor),
                                      daemon=True).start()
                 self.sample_rss(app)
@@ -294,6 +308,14 @@ class Soak:
                         self.sample_rss(app)
                         print(f"  {i + 1:4d} saves  {len(self.mismatches)} mismatches  "
                               f"{self.restarts + app.session.restarts} restarts", flush=True)
+                if getattr(self.args, "stalls", False):
+                    import gc
+                    from collections import Counter as _Counter
+
+                    old = gc.get_objects(2)
+                    self.gen2 = (len(old), gc.get_freeze_count(),
+                                 _Counter(type(o).__qualname__ for o in old).most_common(8))
+                    del old
                 monitor.cancel()
                 self.pids.update(app.session.worker_pids())
         finally:
@@ -314,9 +336,82 @@ class Soak:
             while frame is not None:
                 code = frame.f_code
                 if "site-packages/textual" in code.co_filename or "/kscope/" in code.co_filename or "gc" == code.co_name:
-                    stack.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+                    where = code.co_filename.split("/kscope/", 1)
+                    name = f"kscope/{where[1]}" if len(where) == 2 else Path(code.co_filename).name
+                    stack.append(f"{name}:{frame.f_lineno} {code.co_name}")
                 frame = frame.f_back
-            self.stall_stacks[tuple(stack[:14])] += 1
+            stack.reverse()  # outermost first
+            kscope = [f for f in stack if f.startswith("kscope/")]
+            self.stall_stacks[("handler:",) + tuple(stack[:7])] += 1
+            self.stall_stacks[("innermost kscope frame:", kscope[-1] if kscope else "none")] += 1
+
+    def time_renders(self) -> None:
+        """--stalls: the CPU time of each widget's render_lines and each paint of the screen."""
+        from textual.screen import Screen as TextualScreen
+        from textual.widget import Widget
+
+        if getattr(Widget, "_soak_timed", False):
+            return
+        Widget._soak_timed = True
+        render_lines, refresh = Widget.render_lines, TextualScreen._compositor_refresh
+
+        def timed_render_lines(widget, crop):
+            start = time.thread_time()
+            try:
+                return render_lines(widget, crop)
+            finally:
+                ms = (time.thread_time() - start) * 1000
+                key = f"{type(widget).__name__}#{widget.id}" if widget.id else type(widget).__name__
+                total, worst, n = self.render_ms.get(key, (0.0, 0.0, 0))
+                self.render_ms[key] = (total + ms, max(worst, ms), n + 1)
+
+        def timed_refresh(screen):
+            start = time.thread_time()
+            try:
+                return refresh(screen)
+            finally:
+                self.paint_ms.append((time.thread_time() - start) * 1000)
+
+        Widget.render_lines = timed_render_lines
+        TextualScreen._compositor_refresh = timed_refresh
+
+        import importlib
+        import pkgutil
+
+        import kscope.app.widgets as widgets
+        from kscope.app.app import KscopeApp
+
+        def timed(cls, name):
+            method = getattr(cls, name)
+
+            def run(*args, **kwargs):
+                start = time.thread_time()
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    ms = (time.thread_time() - start) * 1000
+                    key = f"{cls.__name__}.{name}" + (f"({args[1].kind})" if name == "_on_session_event" else "")
+                    total, worst, n = self.handler_ms.get(key, (0.0, 0.0, 0))
+                    self.handler_ms[key] = (total + ms, max(worst, ms), n + 1)
+
+            setattr(cls, name, run)
+
+        for info in pkgutil.iter_modules(widgets.__path__):
+            module = importlib.import_module(f"kscope.app.widgets.{info.name}")
+            for cls in vars(module).values():
+                if isinstance(cls, type) and cls.__module__ == module.__name__ and "show" in vars(cls):
+                    timed(cls, "show")
+        timed(KscopeApp, "_on_session_event")
+
+    def time_gc(self, phase: str, info: dict) -> None:
+        """gc.callbacks, --stalls: how long each collection of the loop's thread took, by generation."""
+        if threading.get_ident() != self.loop_thread:
+            return
+        if phase == "start":
+            self.gc_started = time.thread_time()
+        else:
+            ms = (time.thread_time() - self.gc_started) * 1000
+            self.gc_ms.setdefault(info["generation"], []).append(ms)
 
     def memory_snapshot(self) -> None:
         """--tracemalloc A,B: at save A, note what the app's process holds; at save B, print what
@@ -397,13 +492,14 @@ class Soak:
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0 if not self.crashes and not self.mismatches and not left and beside == ["add_relu.py"] else 1
 
-    def worst_stall_ms(self) -> int:
-        return max(self.lags, default=0)
+    def worst_stall_ms(self, of: Counter | None = None) -> int:
+        return max(self.lags if of is None else of, default=0)
 
-    def stall_p99_ms(self) -> int:
-        seen, n = 0, self.lags.total()
-        for ms in sorted(self.lags):
-            seen += self.lags[ms]
+    def stall_p99_ms(self, of: Counter | None = None) -> int:
+        of = self.lags if of is None else of
+        seen, n = 0, of.total()
+        for ms in sorted(of):
+            seen += of[ms]
             if seen >= 0.99 * n:
                 return ms
         return 0
@@ -439,14 +535,30 @@ class Soak:
             print(f"  app RSS slope                   {slope * 1024:+.1f} kB a save (least squares, saves {late[0][0]}–{late[-1][0]})")
         print(f"  event loop worst stall          {self.worst_stall_ms()} ms (p99 {self.stall_p99_ms()} ms, "
               f"{self.lags.total()} samples of 10 ms sleeps)")
+        print(f"  the loop's CPU between wakeups  worst {self.worst_stall_ms(self.loop_cpu)} ms, "
+              f"p99 {self.stall_p99_ms(self.loop_cpu)} ms (the work itself, however busy the machine)")
         print(f"  processes left after quitting   {len(left)}")
         print(f"  files beside the target         {[b for b in beside if b != 'add_relu.py'] or 'none'}")
         print(f"  total                           {took:.0f} s ({took / max(1, self.saves):.2f} s a save)")
         if self.stall_stacks:
-            total = self.stall_stacks.total()
+            total = self.stall_stacks.total() // 2  # each sample is counted twice: by handler and by kscope frame
             print(f"  what the event loop ran while over {STALL_S * 1000:.0f} ms late ({total} samples of 2 ms):")
-            for stack, n in self.stall_stacks.most_common(12):
-                print(f"    {n / total:4.0%}  " + "\n          ".join(stack or ("(outside kscope and textual)",)))
+            paints = sorted(self.paint_ms)
+            print(f"    paints of the screen: {len(paints)}, worst {paints[-1]:.0f} ms, "
+                  f"{sum(m > STALL_S * 1000 for m in paints)} over {STALL_S * 1000:.0f} ms, {sum(paints) / 1000:.1f} s in all")
+            for key, (spent, worst, n) in sorted(self.render_ms.items(), key=lambda x: -x[1][0])[:12]:
+                print(f"      {key:32s} {spent / 1000:5.2f} s in {n:6d} renders, worst {worst:4.0f} ms")
+            print("    the app's handlers, by event, and its panes' show (CPU):")
+            for key, (spent, worst, n) in sorted(self.handler_ms.items(), key=lambda x: -x[1][0])[:16]:
+                print(f"      {key:40s} {spent / 1000:5.2f} s in {n:6d} calls, worst {worst:4.0f} ms")
+            if getattr(self, "gen2", None):
+                print(f"    at the end: {self.gen2[0]} objects in the GC's oldest generation, {self.gen2[1]} frozen; "
+                      f"most: {self.gen2[2]}")
+            for gen, ms in sorted(self.gc_ms.items()):
+                print(f"    GC generation {gen}: {len(ms)} collections, worst {max(ms):.0f} ms, "
+                      f"{sum(m > STALL_S * 1000 for m in ms)} over {STALL_S * 1000:.0f} ms, {sum(ms) / 1000:.1f} s in all")
+            for stack, n in self.stall_stacks.most_common(16):
+                print(f"    {n / total:4.0%}  " + "\n          ".join(stack))
         print("  save → report on screen, median (max) by version:")
         for name, xs in self.latency.items():
             print(f"      {name:14s} {statistics.median(xs):5.2f} s ({max(xs):5.2f} s)  n={len(xs)}")
