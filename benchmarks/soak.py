@@ -210,6 +210,7 @@ class Soak:
         self.stall_stacks: Counter[tuple[str, ...]] = Counter()
         self.render_ms: dict[str, tuple[float, float, int]] = {}  # --stalls: widget -> total, worst ms, calls
         self.paint_ms: list[float] = []
+        self.layouts: Counter[str] = Counter()  # --stalls: widgets that asked for a new layout of the screen
         self.handler_ms: dict[str, tuple[float, float, int]] = {}  # --stalls: the app's handlers and panes' show  # --stalls: each paint of the screen
         self.gc_ms: dict[int, list[float]] = {}  # --stalls: generation -> each collection's time on the loop
         self.loop_thread, self.gc_started = 0, 0.0  # --stalls: what the loop ran, sampled
@@ -371,6 +372,28 @@ class Soak:
                 return refresh(screen)
             finally:
                 self.paint_ms.append((time.thread_time() - start) * 1000)
+
+        update = TextualScreen._on_timer_update
+
+        def timed_update(screen):  # a paint with a new layout of the screen (a widget's size may change)
+            layout, start = screen._layout_required, time.thread_time()
+            try:
+                return update(screen)
+            finally:
+                key = "screen update with a new layout" if layout else "screen update, no layout"
+                ms = (time.thread_time() - start) * 1000
+                total, worst, n = self.handler_ms.get(key, (0.0, 0.0, 0))
+                self.handler_ms[key] = (total + ms, max(worst, ms), n + 1)
+
+        TextualScreen._on_timer_update = timed_update
+        layout_of = Widget.refresh
+
+        def noted_refresh(widget, *regions, layout=False, **kwargs):
+            if layout and self.stall_stacks is not None:
+                self.layouts[f"{type(widget).__name__}#{widget.id}"] += 1
+            return layout_of(widget, *regions, layout=layout, **kwargs)
+
+        Widget.refresh = noted_refresh
 
         Widget.render_lines = timed_render_lines
         TextualScreen._compositor_refresh = timed_refresh
@@ -551,6 +574,7 @@ class Soak:
             print("    the app's handlers, by event, and its panes' show (CPU):")
             for key, (spent, worst, n) in sorted(self.handler_ms.items(), key=lambda x: -x[1][0])[:16]:
                 print(f"      {key:40s} {spent / 1000:5.2f} s in {n:6d} calls, worst {worst:4.0f} ms")
+            print(f"    widgets asking for a new layout: {self.layouts.most_common(14)}")
             if getattr(self, "gen2", None):
                 print(f"    at the end: {self.gen2[0]} objects in the GC's oldest generation, {self.gen2[1]} frozen; "
                       f"most: {self.gen2[2]}")
