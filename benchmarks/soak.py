@@ -210,6 +210,8 @@ class Soak:
         self.stall_stacks: Counter[tuple[str, ...]] = Counter()
         self.render_ms: dict[str, tuple[float, float, int]] = {}  # --stalls: widget -> total, worst ms, calls
         self.paint_ms: list[float] = []
+        self.painting: list[tuple[str, float]] = []  # --stalls: the widgets rendered in the paint going on
+        self.long_paints: Counter[str] = Counter()  # --stalls: ms each widget rendered in paints over STALL_S / 2
         self.layouts: Counter[str] = Counter()  # --stalls: widgets that asked for a new layout of the screen
         self.handler_ms: dict[str, tuple[float, float, int]] = {}  # --stalls: the app's handlers and panes' show  # --stalls: each paint of the screen
         self.gc_ms: dict[int, list[float]] = {}  # --stalls: generation -> each collection's time on the loop
@@ -363,15 +365,21 @@ class Soak:
             finally:
                 ms = (time.thread_time() - start) * 1000
                 key = f"{type(widget).__name__}#{widget.id}" if widget.id else type(widget).__name__
+                self.painting.append((key, ms))
                 total, worst, n = self.render_ms.get(key, (0.0, 0.0, 0))
                 self.render_ms[key] = (total + ms, max(worst, ms), n + 1)
 
         def timed_refresh(screen):
             start = time.thread_time()
+            self.painting = []
             try:
                 return refresh(screen)
             finally:
-                self.paint_ms.append((time.thread_time() - start) * 1000)
+                ms = (time.thread_time() - start) * 1000
+                self.paint_ms.append(ms)
+                if ms > STALL_S * 1000 / 2:  # a long paint: which widgets it rendered, for how long
+                    for key, spent in self.painting:
+                        self.long_paints[key] += spent
 
         update = TextualScreen._on_timer_update
 
@@ -574,6 +582,8 @@ class Soak:
             print("    the app's handlers, by event, and its panes' show (CPU):")
             for key, (spent, worst, n) in sorted(self.handler_ms.items(), key=lambda x: -x[1][0])[:16]:
                 print(f"      {key:40s} {spent / 1000:5.2f} s in {n:6d} calls, worst {worst:4.0f} ms")
+            print(f"    in paints over {STALL_S * 500:.0f} ms, ms rendering: "
+                  f"{[(k, round(v)) for k, v in self.long_paints.most_common(10)]}")
             print(f"    widgets asking for a new layout: {self.layouts.most_common(14)}")
             if getattr(self, "gen2", None):
                 print(f"    at the end: {self.gen2[0]} objects in the GC's oldest generation, {self.gen2[1]} frozen; "

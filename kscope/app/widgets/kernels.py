@@ -50,6 +50,7 @@ class KernelTable(Vertical):
         self.name_width = COLUMNS[0][1]
         self._note = ""
         """What the table says under it (compiling…, a plan and its progress), kept across redraws."""
+        self._drawn: tuple | None = None  # what show() drew last
         self.lit: set[str] = set()
         """Kernel names shown lit (a chosen round trip's producer and consumers)."""
 
@@ -70,9 +71,13 @@ class KernelTable(Vertical):
         title = f"{self.mode_name} kernels" + (f" — {what}" if what else "")
         if self.border_title != title:
             self.border_title = title
-        self.mode, self.previous, self._note = mode, previous, note
-        self.home = home if home is not None else getattr(self, "home", "")
-        self.peak = peak if peak is not None else self.peak
+        home = home if home is not None else getattr(self, "home", "")
+        peak = peak if peak is not None else self.peak
+        drawn = (mode, previous, note, peak, home, frozenset(self.lit), self.name_width)
+        if drawn == self._drawn:
+            return  # the same rows (a run's eager half comes three times): redrawn, they cost a whole paint
+        self._drawn = drawn
+        self.mode, self.previous, self._note, self.home, self.peak = mode, previous, note, home, peak
         table = self.query_one(DataTable)
         rows = kernel_rows(mode, previous)
         wanted = {r.key for r in rows}
@@ -106,7 +111,7 @@ class KernelTable(Vertical):
 
     def note(self, text: str) -> None:
         """Say this under the table (a plan's progress) without redrawing its rows."""
-        self._note = text
+        self._note, self._drawn = text, None  # the next show() says its own note again
         if self.border_subtitle != text:
             self.border_subtitle = text
 
