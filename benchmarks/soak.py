@@ -23,6 +23,12 @@ restarts, RSS growth of the app and of the worker, the event loop's worst stall,
 
     python benchmarks/soak.py            # 200 saves (~4 min on 2 cores)
     python benchmarks/soak.py --quick    # 40 saves (~1 min)
+    python benchmarks/soak.py --saves 48 --stalls          # what the event loop runs when it is late
+    python benchmarks/soak.py --saves 48 --tracemalloc 24,48   # what the app holds more, save 24 to 48
+
+The app runs in this process (Pilot), so this script keeps nothing per save itself: the latest Report
+only, and the loop's lateness as a histogram. --stalls and --tracemalloc slow the app: their stall
+figures are not the soak's.
 """
 
 from __future__ import annotations
