@@ -18,6 +18,9 @@ class TalkKeys:
         """p: the presentation view <-> the panes."""
         self.presenting = not self.presenting
         self.set_class(self.presenting, "-present")
+        present = self.query_one(PresentView)
+        if self.presenting and hasattr(present, "pending"):
+            present.show(*present.pending)  # not drawn while hidden
 
     def action_slide(self, slide: str) -> None:
         """v (and z or l while presenting): the verdict (the sweep's plot, the roofline) in the

@@ -17,6 +17,16 @@ COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8))
 MIN_NAME = 12
 
 
+def forget_renders(table: DataTable) -> None:
+    """Drop the table's rendered rows and cells: each is cached under the table's update count,
+    which every update_cell raises, so those of an earlier save are never read again, yet textual
+    keeps them until its LRU caches are full (10,000 cells, 1,000 rows and lines a table). Kept,
+    they grew the app ~70 kB a save for hundreds of saves, and the GC's full passes with them."""
+    clear = getattr(table, "_clear_caches", None)  # textual's own, as after sort() or clear()
+    if clear is not None:
+        clear()
+
+
 class KernelTable(Vertical):
     class KernelSelected(Message):
         """The cursor moved to a kernel: the source and code panes follow it."""
@@ -40,6 +50,7 @@ class KernelTable(Vertical):
         self.name_width = COLUMNS[0][1]
         self._note = ""
         """What the table says under it (compiling…, a plan and its progress), kept across redraws."""
+        self._drawn: tuple | None = None  # what show() drew last
         self.lit: set[str] = set()
         """Kernel names shown lit (a chosen round trip's producer and consumers)."""
 
@@ -60,9 +71,13 @@ class KernelTable(Vertical):
         title = f"{self.mode_name} kernels" + (f" — {what}" if what else "")
         if self.border_title != title:
             self.border_title = title
-        self.mode, self.previous, self._note = mode, previous, note
-        self.home = home if home is not None else getattr(self, "home", "")
-        self.peak = peak if peak is not None else self.peak
+        home = home if home is not None else getattr(self, "home", "")
+        peak = peak if peak is not None else self.peak
+        drawn = (mode, previous, note, peak, home, frozenset(self.lit), self.name_width)
+        if drawn == self._drawn:
+            return  # the same rows (a run's eager half comes three times): redrawn, they cost a whole paint
+        self._drawn = drawn
+        self.mode, self.previous, self._note, self.home, self.peak = mode, previous, note, home, peak
         table = self.query_one(DataTable)
         rows = kernel_rows(mode, previous)
         wanted = {r.key for r in rows}
@@ -87,6 +102,7 @@ class KernelTable(Vertical):
                     table.update_cell(r.key, label, value)
             else:
                 table.add_row(*cells, key=r.key)
+        forget_renders(table)
         gone = vanished(mode, previous)
         subtitle = note or (f"gone: {', '.join(short_name(g, 24) for g in gone)}" if gone else "")
         if self.border_subtitle != subtitle:
@@ -95,7 +111,7 @@ class KernelTable(Vertical):
 
     def note(self, text: str) -> None:
         """Say this under the table (a plan's progress) without redrawing its rows."""
-        self._note = text
+        self._note, self._drawn = text, None  # the next show() says its own note again
         if self.border_subtitle != text:
             self.border_subtitle = text
 

@@ -109,6 +109,11 @@ class PresentView(Vertical):
         self.set_class(self.slide == "roofline", "-roofline")
 
     def show(self, report: Report | None, before: Report | None) -> None:
+        """Drawn only while presenting (a hidden view's updates still asked for new layouts of the
+        screen at every save); key p draws the latest (`pending`) when the view comes up."""
+        self.pending = (report, before)
+        if not getattr(self.app, "presenting", True):
+            return
         e = report.eager if report else None
         c = report.compiled if report else None
         big, caption = self.query_one("#present-big", BigText), self.query_one("#present-big-caption", Label)

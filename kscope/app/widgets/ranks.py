@@ -24,8 +24,11 @@ class RanksPane(VerticalScroll):
     def show(self, report: Report) -> None:
         body = self.query_one("#ranks-body", Static)
         if not report.ranks:
-            body.update(Text("one process: kscope FILE.py --nproc N runs N ranks", style="dim"))
+            if getattr(self, "_ranks", True):  # said once: an update, even the same, lays the screen out again
+                body.update(Text("one process: kscope FILE.py --nproc N runs N ranks", style="dim"))
+            self._ranks = False
             return
+        self._ranks = True
         parts = [ranks_overview(report)]
         parts += [Text(line, style="bold yellow" if "differs" in line else "green") for line in difference_lines(report)]
         parts += [t for r in report.ranks if (t := collectives_table(r)) is not None]

@@ -54,8 +54,10 @@ class RooflinePane(Vertical):
     def show(self, report: Report | None) -> None:
         known = report is not None and any_flops(report)
         left_out = left_out_text(points(report)) if known else ""
-        self.query_one("#roofline-caption", Static).update(
-            peaks_line(report) + (f" · {left_out}" if left_out else "") if known else NO_FLOPS)
+        caption = peaks_line(report) + (f" · {left_out}" if left_out else "") if known else NO_FLOPS
+        if caption != getattr(self, "_caption", None):  # an update, even the same, lays the screen out again
+            self._caption = caption
+            self.query_one("#roofline-caption", Static).update(caption)
         plot = self.query_one(RooflinePlot)
         plot.display = known
         plot.show(report)

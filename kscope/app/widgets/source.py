@@ -112,7 +112,8 @@ class SourcePane(Vertical):
         keep = options.highlighted
         options.clear_options()
         if self.hot:
-            self.query_one(".file", Static).update(Text("costliest lines of the run (h: back to the file)", style="bold"))
+            self.query_one(".file", Static).update(Text("costliest lines of the run (h: back to the file)", style="bold"),
+                                                   layout=False)  # fixed height: no new layout of the screen
             placed = [c for c in costs if c.place is not None]
             self.entries = [(c.place.file, c.place.line) for c in placed]
             texts = {f: self._text(f) for f, _ in self.entries}
@@ -128,7 +129,7 @@ class SourcePane(Vertical):
         lines = self._text(self.file)
         others = f"  ({files.index(self.file) + 1}/{len(files)}: [ ] other files)" if len(files) > 1 else ""
         head = f"{self.file}{others}" + ("  (h: costliest lines)" if costs else "")
-        self.query_one(".file", Static).update(Text(head, style="bold"))
+        self.query_one(".file", Static).update(Text(head, style="bold"), layout=False)
         if not lines:
             self.entries = []
             return
@@ -162,7 +163,7 @@ class SourcePane(Vertical):
         answer = f"{where} → eager: {', '.join(eager) or '—'}; compiled: {', '.join(compiled) or '—'}"
         if self.report.line_costs:  # a Report from before schema 11 has no costs per line
             answer += f"\n{line_answer(cost)}"
-        self.query_one(".answer", Static).update(answer)
+        self.query_one(".answer", Static).update(answer, layout=False)
         quiet, self._quiet = self._quiet, None
         if self.query_one(OptionList).has_focus and quiet != int(event.option.id):  # the user's move, not a redraw's
             self.post_message(self.LineChosen(set(eager), set(compiled)))
