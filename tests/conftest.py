@@ -1,6 +1,7 @@
 """Shared by every level of tests (unit/, engine/, app/, process/); their helpers are in support/."""
 
 import os
+from pathlib import Path
 
 import pytest
 from support import quiet, starts
@@ -10,7 +11,9 @@ from support import quiet, starts
 def _private_cache(tmp_path_factory):
     """kscope's traffic store in a folder of this test run's: tests never see a user's store.
     pytest-xdist's workers share it (the store's writes are atomic), as they share inductor's cache."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's base folder is in the run's
+    if os.environ.get("KSCOPE_TEST_CACHE_DIR"):  # tests/run.py: one for both phases (kscope's inductor cache too)
+        folder = Path(os.environ["KSCOPE_TEST_CACHE_DIR"])
+    elif os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's base folder is in the run's
         folder = tmp_path_factory.getbasetemp().parent / "kscope-cache"
         folder.mkdir(exist_ok=True)
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -75,6 +76,8 @@ def main(argv: list[str]) -> int:
     narrowed = [m for m in (QUICK if quick else None, marks) if m]
     within = "".join(f" and ({m})" for m in narrowed)  # a user's -m narrows each phase, not replaces it
     run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
+    # one kscope cache for both phases: its inductor cache (precompiled header, kernels) is built once
+    os.environ.setdefault("KSCOPE_TEST_CACHE_DIR", tempfile.mkdtemp(prefix="kscope-tests-"))
     phases = [
         ("tests that time nothing, in parallel",
          ["-n", str(workers()), "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"],
