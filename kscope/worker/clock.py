@@ -78,9 +78,3 @@ class RunClock:
             far.append(f"{p.kernels_compiled}/{p.kernels_total} kernels of its plan compiled")
         return (f"stopped after {self.compile_timeout:g} s compiling (--compile-timeout): torch.compile was still "
                 f"compiling {self.what or 'a graph'} ({'; '.join(far)})")
-
-    def state(self, now: float | None = None) -> str:
-        """"compiling graph 0/1 · 12.3 s" while a compile runs; "" otherwise."""
-        if self.compiling_since is None:
-            return ""
-        return f"compiling {self.what or 'a graph'} · {self.compile_s(now):.1f} s"
