@@ -1,4 +1,4 @@
-"""The CPU's peak FLOP/s as kscope reports it (engine/peak_flops.py), in N fresh processes one after
+"""The CPU's peak FLOP/s as kscope reports it (engine/machine/peak_flops.py), in N fresh processes one after
 another, as N workers would, sharing one fresh cache: each worker's own measurement (the best 512²
 fp32 matmul of 0.3 s on one thread × threads) and the peak it reports (the best of every
 measurement on this machine so far), with the spread ((max - min) / median) of each.
@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 ONE = """
 import json, torch
-from kscope.engine.peak_flops import cpu_matmul_flops, peak_flops
+from kscope.engine.machine.peak_flops import cpu_matmul_flops, peak_flops
 print(json.dumps([cpu_matmul_flops(), peak_flops(torch.device("cpu"), torch.float32)[0]]))
 """
 

@@ -47,14 +47,14 @@ CHILD = '''
 import json, sys, time
 from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.run import run
-from kscope.worker.child import warm_inductor
+from kscope.engine.api import warm
 from kscope.report.compile import CompileOptions
 from kscope.report.request import RunRequest
 
 import torch
 path, device, mode = sys.argv[1:4]
 configure_inductor()
-warm_inductor()  # as the live app's worker is before the user's first save: torch imported, inductor warm
+warm()  # as the live app's worker is before the user's first save: torch imported, inductor warm
 request = RunRequest(path, None, device, calls=5, compile=CompileOptions(mode=mode))
 run(request)  # the first save: the library imported, the model's graphs compiled once
 said, start = [], time.perf_counter()

@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 from kscope.render.names import short_name  # noqa: E402  (no torch, no textual)
 from kscope.render.view import places_text  # noqa: E402
 from kscope.report.place import Place, place_key  # noqa: E402
+
 SAMPLE = REPO / "samples" / "add_relu.py"
 OP = "return (a + b).relu()"
 STALL_S = 0.03

@@ -5,7 +5,7 @@ runs it), the verdict and the ratios printed per sample, as a Markdown table for
 
 --null times each sample's eager function against itself, as kscope times eager against compiled:
 the middle halves of the pair ratios it prints are the noise a verdict must clear
-(kscope.engine.timing.NOISE_FLOOR).
+(kscope.engine.measure.timing.NOISE_FLOOR).
 
 A sample "flips" when one run says compiled is faster and another slower: the goal is no flip on
 any sample, and the same verdict in every run wherever the difference is beyond the noise. Runs
@@ -84,8 +84,8 @@ def main() -> None:
 def null_experiment(samples, args) -> None:
     import torch
 
-    from kscope.engine.target import prepare
-    from kscope.engine.timing import NOISE_FLOOR, ratios, time_both, verdict
+    from kscope.engine.measure.timing import NOISE_FLOOR, ratios, time_both, verdict
+    from kscope.engine.target.loading import prepare
 
     device = torch.device(args.device)
     print(f"# null experiment: each sample's eager function timed against itself, {args.runs} runs, "

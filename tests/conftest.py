@@ -56,7 +56,7 @@ def _brief_timing(request):
     if request.path.parent.name != "engine" or request.path.name in KSCOPES_OWN:
         yield
         return
-    import kscope.engine.timing as timing
+    import kscope.engine.measure.timing as timing
 
     _KSCOPE_TIMING = (timing.BUDGET_S, timing.CALL_BUDGET_S)
     with pytest.MonkeyPatch.context() as patch:
@@ -70,7 +70,7 @@ def _brief_timing(request):
 def _quiet_tests_time_as_kscope_does(request, monkeypatch):
     """A quiet test (a verdict, a rate) in an engine module times with kscope's own budgets."""
     if _KSCOPE_TIMING is not None and request.node.get_closest_marker(quiet.MARK) is not None:
-        import kscope.engine.timing as timing
+        import kscope.engine.measure.timing as timing
 
         monkeypatch.setattr(timing, "BUDGET_S", _KSCOPE_TIMING[0])
         monkeypatch.setattr(timing, "CALL_BUDGET_S", _KSCOPE_TIMING[1])

@@ -3,10 +3,10 @@
 The size goes in through the file's `inputs(device, n)`. By default one torch.compile serves every
 size, as it would in the user's program: the first size compiles for its static shapes, the next
 fails a size guard and recompiles with dynamic shapes, and that graph runs at every later size
-(inductor's bytes for it are counted again at each size: engine.dynamic_bytes). `static` compiles
+(inductor's bytes for it are counted again at each size: engine.inductor.dynamic_bytes). `static` compiles
 each size on its own: the kernel a program with that one shape gets.
 
-Each size is timed like a run (eager and compiled calls in pairs, engine.timing) with a smaller
+Each size is timed like a run (eager and compiled calls in pairs, engine.measure.timing) with a smaller
 budget. The sweep stops early, and says where and why, before a size whose inputs and buffers
 would take more than MEMORY_SHARE of the free memory (host or device), or that would end past the
 time budget, or when a size fails (out of memory).
@@ -25,22 +25,17 @@ from dataclasses import replace
 
 import torch
 
-from kscope.engine.backward import BackwardStep, step_for
-from kscope.engine.bandwidth import peak_bandwidth
-from kscope.engine.compiled import CompileFailed, KeptCompile, run_compiled
-from kscope.engine.eager import run_eager
+from kscope.engine.compiled.half import CompileFailed, KeptCompile, run_compiled
+from kscope.engine.eager.half import run_eager
+from kscope.engine.inductor.caches import caches_off
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state
 from kscope.engine.inductor.variants import variant
-from kscope.engine.run import (
-    device_name,
-    finished,
-    pick_device,
-    target_error,
-    user_error,
-)
-from kscope.engine.target import InputsFailed, Target, TargetError, make_inputs, prepare
-from kscope.engine.timing import BUSY, ratios, retimed, time_both, verdict
+from kscope.engine.machine.bandwidth import peak_bandwidth
+from kscope.engine.measure.timing import BUSY, ratios, retimed, time_both, verdict
+from kscope.engine.stages import finished, start, user_error
+from kscope.engine.target.loading import Target, make_inputs
+from kscope.engine.target.training import BackwardStep, step_for
 from kscope.report.model import ModeResult, Report
 from kscope.report.request import SweepRequest
 from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
@@ -48,7 +43,7 @@ from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
 MEMORY_SHARE = 0.5
 """A size whose inputs and buffers would take more than this share of free memory is not run."""
 TIMING_S = 0.3
-"""Each size's timing budget (a single run's is engine.timing.BUDGET_S)."""
+"""Each size's timing budget (a single run's is engine.measure.timing.BUDGET_S)."""
 CALLS = 3
 """Calls profiled in each size's eager look."""
 CALLS_PER_SIZE = 30
@@ -80,25 +75,17 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     size that fails: the sizes before it stay, and `stopped` says where), never exceptions."""
     configure_inductor()
     store = TrafficStore()
-    start = time.perf_counter()
+    start_s = time.perf_counter()
     run, wanted = request.run, request.options
     path = os.path.abspath(run.file)
-    report = Report(file=path, target=run.target or "", torch_version=torch.__version__)
-    try:
-        device = pick_device(run.device)
-        sizes = tuple(wanted.sizes or default_sizes(device))
-        report = replace(report, device=device.type, device_name=device_name(device))
-        target = prepare(path, run.target, device, sizes[0])
-        problem = needs_n(target)
-        if problem:
-            raise TargetError("inputs", problem)
-        target.step = step_for(run.backward, run.no_grad, target)
-    except TargetError as e:
-        return finished(report, start, target_error(e, path))
-    except InputsFailed as e:
-        return finished(report, start, user_error("inputs", e.__cause__, path))
-    except Exception as e:
-        return finished(report, start, user_error("load", e, path))
+
+    def sizes_on(device: torch.device) -> tuple[int, ...]:
+        return tuple(wanted.sizes or default_sizes(device))
+
+    report, target, device = start(path, run, lambda device: sizes_on(device)[0], check=needs_n)
+    if target is None:
+        return report
+    sizes = sizes_on(device)
     peak, peak_source = peak_bandwidth(device)
     options = run.compile
     sweep = Sweep((), sizes, wanted.static, budget_s=wanted.budget_s)
@@ -106,9 +93,9 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
                      target_lines=target.lines, notes=target.notes, no_grad=run.no_grad, sweep=sweep,
                      compile_options=options)
     if on_point is not None:
-        on_point(_stamped(report, start))
+        on_point(_stamped(report, start_s))
     error = None
-    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
+    with caches_off():
         fresh_compile_state()
         kept = None if wanted.static else KeptCompile(target.fn, path, options)
         for i, n in enumerate(sizes):
@@ -117,7 +104,7 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
                 target.args = target.step = None  # the last size's tensors go before the next is planned
                 _release(device)
                 why = _too_big(target, device, n, sweep.points[-1], before) or _too_long(
-                    sweep, n, time.perf_counter() - start
+                    sweep, n, time.perf_counter() - start_s
                 )
                 if why:
                     sweep = replace(sweep, stopped=why)
@@ -143,9 +130,9 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
             sweep = replace(sweep, points=sweep.points + (point,), recompiles=recompiles)
             report = replace(report, sweep=sweep)
             if on_point is not None and i + 1 < len(sizes):
-                on_point(_stamped(report, start))
+                on_point(_stamped(report, start_s))
         target.args = target.step = None
-    return finished(replace(report, sweep=sweep), start, error)
+    return finished(replace(report, sweep=sweep), start_s, error)
 
 
 class _SizeFailed(Exception):

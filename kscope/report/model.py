@@ -247,7 +247,7 @@ class Report:
     ranks: tuple[RankResult, ...] | None = None
     """--nproc: each rank's result (the fields above are rank 0's); None otherwise."""
     files: tuple[str, ...] = ()
-    """The user's own files the run imported or tried to (engine.project), absolute, the target's
+    """The user's own files the run imported or tried to (engine.target.project), absolute, the target's
     first: what the app watches. Empty in a Report from before schema 9."""
     root: str = ""
     """The project's root, absolute: the folder places' project files are relative to."""

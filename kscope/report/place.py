@@ -12,7 +12,7 @@ class Place:
     frame too (`via`). An op no frame of the user's issued (a library's module run as the target
     itself, kscope calling its forward) has the library's frame alone (`library`). A compiled
     graph traced from a library's frame or torch's (an optimizer's step) continues its stack
-    traces with the frames that called that frame (engine.backend.caller_frames)."""
+    traces with the frames that called that frame (engine.compiled.backend.caller_frames)."""
 
     file: str
     """A file of the project relative to its root ("model.py", "shop/model.py"); a library's by

@@ -3,7 +3,7 @@ before any of them is compiled, launched or timed.
 
 A worker sends a Report carrying a Plan (and no compiled half) as soon as inductor has generated
 the code of a new graph; the final Report, which carries none, replaces it. Its rows are the final
-rows' (engine.compiled_rows builds both), but for what only the run knows."""
+rows' (engine.compiled.rows builds both), but for what only the run knows."""
 
 from __future__ import annotations
 

@@ -30,13 +30,13 @@ class RunRequest:
     cold: bool = False
     """Flush the caches between timed calls (--cold)."""
     backward: bool = False
-    """Run backward after the target, from its outputs (--backward): see engine.backward."""
+    """Run backward after the target, from its outputs (--backward): see engine.target.training."""
     no_grad: bool = False
     """Run the target under torch.no_grad() (--no-grad): the inference graph."""
     compile: CompileOptions = field(default_factory=CompileOptions)
     """torch.compile's mode and options."""
     trace_dir: str | None = None
-    """Save the profiled chrome traces here (--trace-dir): see engine.trace_export."""
+    """Save the profiled chrome traces here (--trace-dir): see engine.measure.trace_export."""
     settle: bool = False
     """Before timing, wait (briefly) until whoever shows the eager half says it is on screen: the
     live app draws it on the other core, which would compete with the timed calls."""

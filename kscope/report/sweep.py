@@ -25,7 +25,7 @@ class SweepMode(Traffic):
     """The kernels that ran, by name (compiled: inductor's kernels and library calls)."""
     variants: tuple[str, ...] = ()
     """Per kernel, what kind inductor generated ("parallel", "persistent reduction"; see
-    engine.variants); "" when it says nothing."""
+    engine.inductor.variants); "" when it says nothing."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Collectives in a profiler trace: each collective op once, with its bytes, time and wait.
 
-What torch 2.13 records (measured with gloo, 2 ranks, on the CPU; see DESIGN.md):
+What torch 2.13 records (measured with gloo, 2 ranks, on the CPU; tests/process/test_distributed.py
+runs it, docs/distributed.md says it):
 - eager `dist.all_reduce(y)`: a `c10d::allreduce_` op on the caller's thread (~0.1 ms: it hands
   the work over) and the backend's `gloo:all_reduce` on gloo's thread (the collective itself);
   the caller's wait inside `dist.all_reduce` has no event of its own;

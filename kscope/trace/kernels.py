@@ -136,7 +136,7 @@ class TraceSummary:
     """Autograd sequence number of a forward op -> the kscope markers that ran under it: with
     Launch.seq, what ties a backward launch to the forward op (and line) it came from."""
     collectives: list = field(default_factory=list)
-    """engine.collectives.CollectiveEvent: the collectives that ran (never launches)."""
+    """trace.collectives.CollectiveEvent: the collectives that ran (never launches)."""
     silent: frozenset[str] = frozenset()
     """A dispatch-accounting trace: top-level ops under which the dispatcher ran nothing (they
     returned an input's storage, or nothing): no launch."""

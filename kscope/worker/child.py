@@ -50,17 +50,6 @@ def _release_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def warm_inductor() -> None:
-    """Pay the process's first-compile cost now, before the user saves anything."""
-    import torch
-
-    from kscope.engine.inductor.vec_isa import remember_probe
-
-    torch.compile(lambda x: (x + 1).relu())(torch.ones(8))
-    torch._dynamo.reset()
-    remember_probe()  # the next worker on this machine need not probe the CPU's vector ISAs again
-
-
 # Lines torch's C++ side prints on every profiler start and stop; not the user's output.
 _NOISE = re.compile(rb"^USDT:.*profiler_(start|stop)\s*$")
 
@@ -155,22 +144,16 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     results = os.fdopen(result_fd, "w", encoding="utf-8")
 
-    from kscope.engine.inductor.kill_safe import point_at_own_cache
+    from kscope.engine import api
 
-    point_at_own_cache()  # before torch loads: never the user's inductor cache (engine.inductor.kill_safe)
-    from kscope.engine.inductor.compile_watch import watch_compiles
-    from kscope.engine.run import run  # imports torch
+    api.own_inductor_cache()  # before torch loads: never the user's inductor cache (engine.inductor.kill_safe)
 
     if not warm:
         # One run and gone (--once): no pool of compile processes started (and killed) for one run
-        from kscope.engine.inductor.compile_threads import for_one_run
-
-        for_one_run()
+        api.for_one_run()
     if warm:
-        from kscope.engine.inductor.capture import configure_inductor
-
-        configure_inductor()
-        warm_inductor()
+        api.configure()
+        api.warm()
     _send(results, ready_line())
     for line in requests:
         if not line.strip():
@@ -179,7 +162,7 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
         if isinstance(request, Shown):
             continue  # the app saw an eager half after its run stopped waiting for it
         # the client counts compiling time apart from the target's own (worker.clock)
-        watch_compiles(lambda compiling, what, rid=rid: _send(results, phase_line(rid, compiling, what)))
+        api.watch_compiles(lambda compiling, what, rid=rid: _send(results, phase_line(rid, compiling, what)))
         if isinstance(request, SweepRequest):
             _sweep(request, rid, results)
             continue
@@ -201,7 +184,7 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
 
             report = run_ranks(request, on_eager=on_eager)
         else:
-            report = run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None,
+            report = api.run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None,
                          on_plan=on_plan if request.plan else None, on_progress=on_progress)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -213,9 +196,9 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
 
 def _sweep(request: SweepRequest, rid, results) -> None:
     """A size sweep: a "sweep" message after each size, then the report."""
-    from kscope.engine.sweep import run_sweep
+    from kscope.engine import api
 
-    report = run_sweep(request, on_point=lambda r: _send(results, report_line("sweep", rid, r)))
+    report = api.run_sweep(request, on_point=lambda r: _send(results, report_line("sweep", rid, r)))
     sys.stdout.flush()
     sys.stderr.flush()
     _send(results, report_line("report", rid, report))

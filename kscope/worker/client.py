@@ -202,7 +202,7 @@ def set_priority(worker: Worker, nice: int) -> None:
 
 
 RANKS_EXTRA_S = 130.0
-"""--nproc: the ranks import torch before their timeout starts (engine.ranks.RANK_STARTUP_S),
+"""--nproc: the ranks import torch before their timeout starts (worker.ranks.RANK_STARTUP_S),
 and the worker stops them itself at the timeout to say where each was: wait this much longer."""
 
 

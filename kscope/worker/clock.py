@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kscope.report.model import RunError
 from kscope.report.plan import PlanProgress
 
+
 @dataclass
 class RunClock:
     timeout: float

@@ -66,9 +66,9 @@ def _become_worker(fds: list[int], nice: int, compile_threads: int, close: list[
         os.close(output_fd)
         if nice:
             os.setpriority(os.PRIO_PROCESS, 0, nice)
-        import torch._inductor.config as ic
+        from kscope.engine import api
 
-        ic.compile_threads = compile_threads
+        api.set_compile_threads(compile_threads)
         if not fork_warm:
             for fd in (request_fd, result_fd):
                 os.set_inheritable(fd, True)
@@ -141,16 +141,13 @@ def cuda_driver_loaded() -> bool:
 
 def _warm() -> int:
     """Import and warm what every worker needs; inductor's compile_threads, to restore in each worker."""
-    import torch._inductor.config as ic
+    from kscope.engine import api
 
-    from kscope.engine.inductor.capture import configure_inductor
-    from kscope.engine.run import run  # noqa: F401  imports torch
-    from kscope.worker.child import warm_inductor
-
-    configure_inductor()
-    compile_threads = ic.compile_threads
-    ic.compile_threads = 1  # no pool of compile processes (and their threads) to fork with
-    warm_inductor()  # inductor's first-compile cost and its CPU probes, paid once for every worker
+    api.preload()  # torch and the whole engine, imported once for every worker
+    api.configure()
+    compile_threads = api.compile_threads()
+    api.set_compile_threads(1)  # no pool of compile processes (and their threads) to fork with
+    api.warm()  # inductor's first-compile cost and its CPU probes, paid once for every worker
     return compile_threads
 
 
@@ -164,9 +161,9 @@ def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore", message=".*use of fork.*", category=DeprecationWarning)
     sock = socket.socket(fileno=int(argv[0]))
     os.environ[NVML_CHECK] = "1"  # before torch is imported: see the module's docstring
-    from kscope.engine.inductor.kill_safe import point_at_own_cache  # no torch
+    from kscope.engine import api  # no torch
 
-    point_at_own_cache()  # and kscope's own inductor cache (engine.inductor.kill_safe)
+    api.own_inductor_cache()  # and kscope's own inductor cache (engine.inductor.kill_safe)
     compile_threads = _warm()
     fork_warm = not cuda_driver_loaded()
     if not fork_warm:

@@ -77,16 +77,14 @@ def run_ranks(request: RunRequest, on_eager=None) -> Report:
     import torch
     import torch.multiprocessing as mp
 
-    from kscope.engine.run import pick_device
-    from kscope.engine.target import TargetError
+    from kscope.engine import api
 
     start = time.perf_counter()
     n, timeout = request.nproc, request.timeout
     base = Report(file=os.path.abspath(request.file), target=request.target or "", torch_version=torch.__version__)
-    try:
-        device = pick_device(request.device)
-    except TargetError as e:
-        return replace(base, errors=(RunError(e.stage, "TargetError", e.message, base.file),))
+    device, problem = api.device_for(request.device)
+    if device is None:
+        return replace(base, errors=(RunError("device", "TargetError", problem, base.file),))
     if device.type == "cuda" and torch.cuda.device_count() < n:
         message = (f"--nproc {n} on CUDA runs one GPU per rank; this machine has {torch.cuda.device_count()} "
                    f"(try --nproc {torch.cuda.device_count()}, or --device cpu for gloo)")
@@ -210,11 +208,9 @@ def _rank_main(rank: int, world: int, port: int, backend: str, request: RunReque
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     conn.send(("progress", "process group"))
     import torch
-    import torch._inductor.config
     import torch.distributed as dist
 
-    from kscope.engine import timing
-    from kscope.engine.run import run
+    from kscope.engine import api
 
     if backend == "nccl":
         torch.cuda.set_device(rank)
@@ -227,14 +223,11 @@ def _rank_main(rank: int, world: int, port: int, backend: str, request: RunReque
         dist.all_reduce(t, op=dist.ReduceOp.MIN if op == "min" else dist.ReduceOp.MAX, group=agree_group)
         return int(t.item())
 
-    timing.agree_with(agree)
-    torch._inductor.config.compile_threads = 1  # N ranks compile at once: no pool of compile workers each
-    torch._inductor.config.fx_graph_cache = False
-    torch._functorch.config.enable_autograd_cache = False
+    api.as_rank(agree)
     if request.trace_dir:
         request = replace(request, trace_dir=os.path.join(request.trace_dir, f"rank{rank}"))
     conn.send(("progress", "eager"))
-    report = run(request, on_eager=lambda r: conn.send(("eager", report_to_dict(r))))
+    report = api.run(request, on_eager=lambda r: conn.send(("eager", report_to_dict(r))))
     conn.send(("report", report_to_dict(report)))
     conn.close()
     try:

@@ -244,7 +244,7 @@ def test_a_target_that_runs_backward_itself_is_told_to_run_without_the_switch(tm
 
 FORKED = """
 import json, os, torch
-from kscope.engine.profiling import profile_calls
+from kscope.engine.measure.profiling import profile_calls
 
 @torch.jit.script
 def doubled(x):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kscope.engine.bandwidth import gpu_peak
+from kscope.engine.machine.bandwidth import gpu_peak
 
 
 @pytest.mark.parametrize("name, gbps", [

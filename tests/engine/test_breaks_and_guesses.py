@@ -16,7 +16,7 @@ from rich.console import Console
 from support.paths import SAMPLES, line_of
 from support.runs import run_ok
 
-from kscope.engine.compiled import guessed_graphs
+from kscope.engine.compiled.half import guessed_graphs
 from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import CompiledKernel
 from kscope.render.report import render_report

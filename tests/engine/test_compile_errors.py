@@ -1,4 +1,4 @@
-"""A failure inside torch.compile said in one line (engine.compile_errors): the cause that dynamo's
+"""A failure inside torch.compile said in one line (engine.compiled.errors): the cause that dynamo's
 BackendCompilerFailed and inductor's InductorError carry, and its last frames in torch, never
 "backend='...' raised:" alone. Real torch: inductor told to compile with a C++ compiler that does
 not work."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 import torch._inductor.config as ic
 
-from kscope.engine.backend import RecordingBackend
+from kscope.engine.compiled.backend import RecordingBackend
 from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.run import user_error
 

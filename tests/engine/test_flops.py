@@ -17,7 +17,7 @@ from support.paths import write_target
 from support.runs import run_ok
 from torch.utils.flop_counter import FlopCounterMode
 
-from kscope.engine.peak_flops import compute_dtype, gpu_peak_flops
+from kscope.engine.machine.peak_flops import compute_dtype, gpu_peak_flops
 from kscope.report.roofline import points
 
 N = 1_000_000

@@ -6,7 +6,7 @@ from __future__ import annotations
 from support.paths import write_target
 from torch._dynamo import source as s
 
-from kscope.engine.backend import user_words
+from kscope.engine.compat.dynamo import user_words
 from kscope.engine.run import run
 from kscope.report.request import RunRequest
 

@@ -19,8 +19,8 @@ import textwrap
 import pytest
 from support.paths import SAMPLES, at, line_of
 
-from kscope.engine import project as project_module
 from kscope.engine.run import run
+from kscope.engine.target import project as project_module
 from kscope.report.place import Place
 from kscope.report.request import RunRequest
 

@@ -5,7 +5,7 @@ import torch
 from support.paths import line_of, write_target
 
 from kscope.engine.run import run
-from kscope.engine.target import TargetError, load_module, make_inputs, resolve
+from kscope.engine.target.loading import TargetError, load_module, make_inputs, resolve
 from kscope.report.request import RunRequest
 
 

@@ -13,8 +13,7 @@ import pytest
 import torch
 from support.paths import write_target
 
-from kscope.engine.run import run
-from kscope.engine.timing import (
+from kscope.engine.measure.timing import (
     FLOOR_ROUNDS,
     NOISE_FLOOR,
     Samples,
@@ -25,6 +24,7 @@ from kscope.engine.timing import (
     time_both,
     verdict,
 )
+from kscope.engine.run import run
 from kscope.report.codec import report_from_dict, report_to_dict
 from kscope.report.model import Kernel, ModeResult, Report
 from kscope.report.request import RunRequest

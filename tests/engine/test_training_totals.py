@@ -21,8 +21,8 @@ import torch
 from support.paths import at, write_target
 from support.runs import run_ok
 
-from kscope.engine.accounting import align_twins
-from kscope.engine.eager import _unknown_notes
+from kscope.engine.dispatch.accounting import align_twins
+from kscope.engine.eager.half import _unknown_notes
 from kscope.engine.inductor.capture import capture_inductor, configure_inductor
 from kscope.report.model import Kernel
 from kscope.trace.kernels import Launch

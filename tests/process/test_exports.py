@@ -225,7 +225,7 @@ def test_usage_errors_are_one_line(tmp_path):
 
 
 def test_a_trace_folder_that_cannot_be_written_is_a_note(tmp_path):
-    from kscope.engine.trace_export import TraceExport
+    from kscope.engine.measure.trace_export import TraceExport
 
     exported = tmp_path / "trace.json"
     exported.write_text('{"traceEvents": []}')

@@ -4,7 +4,7 @@ import os
 from dataclasses import replace
 
 from kscope.app.session import SessionEvent
-from kscope.engine.round_trips import EAGER_HINT, EAGER_REASON
+from kscope.engine.eager.round_trips import EAGER_HINT, EAGER_REASON
 from kscope.report.model import (
     Backward,
     GraphBreak,

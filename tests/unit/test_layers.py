@@ -10,6 +10,7 @@ each layer pulls in when it runs are checked by test_import_hygiene.py.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -31,9 +32,29 @@ ALLOWED = {
 """Layer -> the layers it may import from."""
 
 ENGINE_SIDE = {"kscope.worker.child", "kscope.worker.forkserver", "kscope.worker.ranks"}
-"""The only modules outside engine/ that may import it: the worker process, its fork server and its ranks."""
+"""The only modules outside engine/ that may import it (its facade, kscope.engine.api, alone): the
+worker process, its fork server and its ranks."""
+
+ENGINE_DOOR = "kscope.engine.api"
+
+ENGINE_ROOMS = {
+    "compat": set(),
+    "machine": set(),
+    "measure": set(),
+    "target": {"compat"},
+    "inductor": {"compat", "machine", "measure", "target"},
+    "dispatch": {"compat", "measure", "target"},
+    "eager": {"compat", "dispatch", "measure", "target"},
+    "compiled": {"compat", "dispatch", "eager", "inductor", "machine", "measure", "target"},
+}
+"""engine/'s sub-packages, each with the ones it may import besides itself; the modules at
+engine/'s top (api, run, sweep, stages) may import any of them, and none of them the top."""
+
+PRIVATE_TORCH_ROOMS = ("kscope/engine/inductor/", "kscope/engine/compat/")
+"""The only folders where kscope names torch's private internals (torch._dynamo, torch.utils._pytree...)."""
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -64,6 +85,7 @@ def layer(name: str) -> str:
     return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else ""
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
     return {name: imported(name, path) for name, path in modules().items()}
 
@@ -76,6 +98,8 @@ def test_each_layer_imports_only_the_layers_below_it():
                 wrong.append(f"{name} imports {target}")
             elif layer(target) == "engine" and layer(name) != "engine" and name not in ENGINE_SIDE:
                 wrong.append(f"{name} imports {target} (only {sorted(ENGINE_SIDE)} may)")
+            elif layer(target) == "engine" and layer(name) != "engine" and target != ENGINE_DOOR:
+                wrong.append(f"{name} imports {target} (the engine's door is {ENGINE_DOOR})")
     assert not wrong, "\n".join(sorted(wrong))
 
 
@@ -160,3 +184,75 @@ def test_no_test_reads_outside_the_repository():
     readers = [str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("*.py")
                if p.name != "test_layers.py" and outside.search(p.read_text())]
     assert not readers, readers
+
+
+def room(name: str) -> str | None:
+    """The engine sub-package a module is in ("" at engine/'s top; None outside engine/)."""
+    parts = name.split(".")
+    if parts[:2] != ["kscope", "engine"] or len(parts) < 3:
+        return None
+    return parts[2] if (PACKAGE / "engine" / parts[2]).is_dir() else ""
+
+
+def test_the_engine_s_rooms_import_one_way():
+    rooms = {p.name for p in (PACKAGE / "engine").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert rooms == set(ENGINE_ROOMS), "a room of engine/ is missing from ENGINE_ROOMS, or one is gone"
+    wrong = []
+    for name, targets in graph().items():
+        here = room(name)
+        if not here:  # outside engine/, or at its top: may import any room
+            continue
+        for target in targets:
+            there = room(target)
+            if there is not None and there != here and there not in ENGINE_ROOMS[here]:
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_engine_room_rule_catches_an_import_back_up():
+    assert room("kscope.engine.run") == "" and room("kscope.engine.inductor.capture") == "inductor"
+    assert "eager" not in ENGINE_ROOMS["inductor"] and "compiled" not in ENGINE_ROOMS["eager"]
+
+
+def private_torch_names(source: str) -> set[str]:
+    """torch's private names a module uses: a dotted name from `torch` with a part that starts
+    with one underscore (torch._dynamo, torch.utils._pytree, torch._C._dispatch...), imported or
+    read; torch.ops' op names (torch.ops.aten._local_scalar_dense) are ops, not internals."""
+    found = set()
+
+    def private(dotted: str) -> bool:
+        parts = dotted.split(".")
+        return (parts[0] == "torch" and parts[1:2] != ["ops"]
+                and any(p.startswith("_") and not p.endswith("__") for p in parts[1:]))
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if private(a.name)}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{a.name}" for a in node.names if private(f"{node.module}.{a.name}")}
+        elif isinstance(node, ast.Attribute):
+            chain, base = [node.attr], node.value
+            while isinstance(base, ast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id == "torch" and private(".".join(["torch", *reversed(chain)])):
+                found.add(".".join(["torch", *reversed(chain)]))
+    return found
+
+
+def test_torch_s_internals_only_behind_one_border():
+    """Every use of torch's private internals is under engine/inductor/ or engine/compat/
+    (docs/architecture.md lists them and the torch versions they were checked on)."""
+    outside = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = str(path.relative_to(REPO))
+        if not rel.startswith(PRIVATE_TORCH_ROOMS) and (names := private_torch_names(path.read_text())):
+            outside[rel] = sorted(names)
+    assert not outside, outside
+
+
+def test_the_border_check_sees_each_way_of_naming_an_internal():
+    assert private_torch_names("import torch._dynamo") == {"torch._dynamo"}
+    assert private_torch_names("from torch.utils._pytree import tree_leaves") == {"torch.utils._pytree.tree_leaves"}
+    assert private_torch_names("x = torch._C._dispatch_keyset_full_after") >= {"torch._C"}
+    assert private_torch_names("torch.ops.aten._local_scalar_dense(x); torch.__version__") == set()

@@ -119,7 +119,7 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     else:
         kind = "kernel"
     if isinstance(node.node, (ir._CollectiveKernel, ir._WaitKernel)):
-        kind = "nop"  # a collective and its wait: shown apart (engine.collectives), never kernel traffic
+        kind = "nop"  # a collective and its wait: shown apart (trace.collectives), never kernel traffic
     origin = getattr(node.node, "origin_node", None) if node.node is not None else None
     origins = [o for sn in node.get_nodes() if sn.node is not None for o in sn.node.origins]
     if kind == "extern" and origin is not None:

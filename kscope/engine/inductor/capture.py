@@ -2,7 +2,7 @@
 
 Inductor logs, per compile, the generated module (`inductor_output_code`), which post-grad nodes
 each kernel came from and their user stack traces (provenance, with
-`trace.provenance_tracking_level = 1`), all on the structured-trace logger `torch.__trace`; and,
+`config.trace.provenance_tracking_level = 1`), all on the structured-trace logger `torch.__trace`; and,
 when the `inductor_metrics` logger is at INFO, its own bytes per scheduler node. We listen to
 those loggers for the length of a compile and keep what they said, one GraphCapture per graph
 inductor compiled: a training step compiles a forward and a backward graph under one compile id
@@ -26,7 +26,6 @@ from pathlib import Path
 
 import torch
 
-from kscope.engine.cache_dir import cache_dir, write_json
 from kscope.engine.inductor.autotune import autotune_timings
 from kscope.engine.inductor.bytes import (
     NodeBytes,
@@ -39,6 +38,7 @@ from kscope.engine.inductor.bytes import (
 from kscope.engine.inductor.plan_capture import benchmarking, kernel_progress, nodes_bytes, planned, scheduled_nodes
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed
+from kscope.engine.machine.cache_dir import cache_dir, write_json
 from kscope.report.codec import autotune_to_dict
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
@@ -80,11 +80,11 @@ class GraphCapture:
     unfused: dict[str, str] = field(default_factory=dict)
     """"node1|node2" -> inductor's "cannot fuse node1 with node2: why" (its fusion log)."""
     autotune: list[dict] = field(default_factory=list)
-    """max-autotune's choices while compiling it (report_compile.Autotune as dicts)."""
+    """max-autotune's choices while compiling it (report.compile.Autotune as dicts)."""
     live: list[tuple] | None = field(default=None, repr=False, compare=False)
     """(inductor's graph, its scheduler nodes, the buffers saved for backward) for each part of a
     graph compiled with dynamic shapes, kept while this process runs: its bytes depend on the sizes
-    it runs at, and engine.dynamic_bytes counts them again at each (never serialized)."""
+    it runs at, and engine.inductor.dynamic_bytes counts them again at each (never serialized)."""
 
     @property
     def code_hash(self) -> str:
@@ -112,7 +112,7 @@ class GraphCapture:
     def kernel_bytes(self) -> dict[str, dict]:
         """Stable kernel handle -> {"read", "written", "corrections", "copies", "layout", "why", "copy",
         "post"}, each
-        scheduler node given to the kernel it was generated into (see inductor_bytes); the
+        scheduler node given to the kernel it was generated into (see engine.inductor.bytes); the
         bytes of nodes no kernel claimed are under "" (normally none)."""
         per_handle, stray = assign_to_kernels(self._handles(), self.nodes or [])
         out = self._stable(per_handle)
@@ -127,7 +127,7 @@ class GraphCapture:
     def kernel_bytes_at(self, target, unbacked: dict | None = None) -> dict[str, dict] | None:
         """kernel_bytes for the sizes of the target's current arguments (and `unbacked`, the values
         data-dependent sizes ran at): for a graph compiled with symbolic sizes, counted again
-        (engine.dynamic_bytes); None for any other graph, or when the sizes cannot be read."""
+        (engine.inductor.dynamic_bytes); None for any other graph, or when the sizes cannot be read."""
         if self.live is None:
             return None
         from kscope.engine.inductor.dynamic_bytes import bytes_at
@@ -304,7 +304,7 @@ def _cid(compile_id) -> str:
 @contextlib.contextmanager
 def capture_inductor(planner=None):
     """Listen to inductor's and dynamo's loggers for the block; yields a Capture. `planner`
-    (engine.compile_plan.Planner) is told each graph's plan before inductor compiles its kernels,
+    (engine.compiled.plan.Planner) is told each graph's plan before inductor compiles its kernels,
     and how far the compile is."""
     graphs = Capture()
     listener = _Listener(graphs, planner)

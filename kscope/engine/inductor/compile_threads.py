@@ -1,4 +1,4 @@
-"""How many threads inductor compiles on in a worker that runs once (--once).
+"""How many threads inductor compiles on: in a worker that runs once (--once), in a fork server, in ranks.
 
 Inductor compiles C++ kernels on a pool of threads, each running gcc (codecache.CppCodeCache,
 AsyncCompile.pool), which costs nothing to start; Triton kernels go to a pool of processes that
@@ -13,9 +13,23 @@ from __future__ import annotations
 
 def for_one_run() -> int:
     """Set inductor's compile_threads for a worker that runs once; the number set."""
-    import torch._inductor.config as ic
     from torch.utils._triton import has_triton_package
 
     if has_triton_package():
-        ic.compile_threads = 1
+        set_threads(1)
+    return threads()
+
+
+def threads() -> int:
+    """Inductor's compile_threads now."""
+    import torch._inductor.config as ic
+
     return ic.compile_threads
+
+
+def set_threads(n: int) -> None:
+    """1: no pool of compile threads or processes (a fork server about to fork, N ranks compiling at
+    once); else the pool's size."""
+    import torch._inductor.config as ic
+
+    ic.compile_threads = n

@@ -16,7 +16,7 @@ import inspect
 from typing import Any
 
 from kscope.engine.inductor.bytes import assign_to_kernels, node_bytes, size_hints
-from kscope.engine.target import Target, code_of
+from kscope.engine.target.loading import Target, code_of
 
 
 def frame_locals(target: Target) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ path is missing (torch/_inductor/codecache.py, `_worker_compile_cpp`): a build k
 leaves a file that is not a library, and every later compile of that graph, in any process sharing
 the cache, fails to load it ("invalid ELF header"). So, in kscope's processes (docs/reliability.md):
 
-1. **kscope compiles into a cache of its own** (`<kscope cache>/inductor`, see engine.cache_dir):
+1. **kscope compiles into a cache of its own** (`<kscope cache>/inductor`, see engine.machine.cache_dir):
    the user's inductor cache is never written by a process kscope may kill.
 2. **Every C++ build is atomic**: the compiler writes a temporary name beside the library, which is
    renamed to the library's name once the compiler succeeded. A library at its name is whole.
@@ -19,7 +19,7 @@ the cache, fails to load it ("invalid ELF header"). So, in kscope's processes (d
 4. **A library that fails to load is built again, once**, with a note in the Report, and where it
    still fails the error names its path.
 
-Everything here reaches into torch's private C++ build code; tests/engine/test_kill_safe.py pins
+Everything here reaches into torch's private C++ build code; tests/engine/test_torch_internals.py pins
 what it relies on (the builder's `_target_file` and `_output`, `_worker_compile_cpp`'s arguments,
 `CppCodeCache._load_library`).
 """
@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from kscope.engine.cache_dir import cache_dir
+from kscope.engine.machine.cache_dir import cache_dir
 
 STALE_BUILD_S = 600.0
 """A build folder untouched this long belongs to a build that will never finish (one C++ file

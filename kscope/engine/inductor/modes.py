@@ -133,7 +133,7 @@ def cudagraph_skips() -> int:
 
 
 def cuda_graphs_of(options: CompileOptions, device, timed, calls: int, reasons: list[str], skipped: int):
-    """report_compile.CudaGraphs for a mode that asks for CUDA graphs (None for one that does not):
+    """report.compile.CudaGraphs for a mode that asks for CUDA graphs (None for one that does not):
     the graph launches and the kernels inside them per call, from the profile; or why none ran."""
     from kscope.report.compile import CudaGraphs
 

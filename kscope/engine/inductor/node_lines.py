@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from kscope.engine.project import place_of
+from kscope.engine.target.project import place_of
 from kscope.report.place import Place, sorted_places
 
 # add: "f32[1000000][1]cpu" = torch.ops.aten.add.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None

@@ -1,6 +1,6 @@
 """A compiled graph's kernels: name, generated code, ATen ops fused, user lines, inductor's bytes.
 
-Everything is read from what inductor logged (see inductor_capture); nothing is inferred from a
+Everything is read from what inductor logged (see engine.inductor.capture); nothing is inferred from a
 kernel's name. Pure text handling: no torch import.
 """
 
@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from kscope.engine.inductor.node_lines import line_weights, parse_graph, reader_places
-from kscope.engine.project import place_of
+from kscope.engine.target.project import place_of
 from kscope.report.place import Place, sorted_places
 
 # NAME = async_compile.cpp_pybinding([...], r'''...''')  /  async_compile.triton('NAME', '''...''')
@@ -113,7 +113,7 @@ def post_grad_ops(post_grad_graph: str) -> dict[str, str]:
 
 def places(stack_traces: list[str], caller: tuple[tuple[str, int], ...] = ()) -> tuple[Place, ...]:
     """Where the ops of inductor's stack traces were issued: per trace (outermost frame first, as
-    a traceback), the innermost frame of the user's own files, via a library's (engine.project).
+    a traceback), the innermost frame of the user's own files, via a library's (engine.target.project).
     `caller`: the frames that called the frame dynamo traced, innermost first (backend.callers),
     which a trace starting outside the user's files (a library's forward after a graph break, an
     optimizer's step) reaches the user's line through. kscope puts the stack traces into

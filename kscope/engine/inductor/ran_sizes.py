@@ -26,7 +26,7 @@ from collections.abc import Callable
 import torch
 
 from kscope.engine.inductor.bytes import unbacked_symbols
-from kscope.engine.profiling import is_nonwork, record_labelled
+from kscope.engine.measure.profiling import is_nonwork, record_labelled
 from kscope.trace.collectives import ELEMENT_BYTES
 from kscope.trace.kernels import (
     Dispatched,

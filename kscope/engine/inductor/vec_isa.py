@@ -21,7 +21,7 @@ import platform
 import shutil
 from pathlib import Path
 
-from kscope.engine.cache_dir import cache_dir, write_json
+from kscope.engine.machine.cache_dir import cache_dir, write_json
 
 
 def _path() -> Path:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from kscope.engine import project
+from kscope.engine.target import project
 
 _run_ids = itertools.count()
 
@@ -48,7 +48,7 @@ class Target:
     lines: tuple[int, int] | None = None
     """First and last line of the target's definition in the file."""
     step: Any = None
-    """What each call runs in, given the function and this target (engine.backward: a training
+    """What each call runs in, given the function and this target (engine.target.training: a training
     step, or no_grad); None: the function as the user wrote it."""
 
     def runner(self, fn: Any = None):
@@ -62,7 +62,7 @@ class Target:
 
 def load_module(path: str) -> types.ModuleType:
     """Execute the file as a new module, never reusing one from an earlier run, nor any module of
-    the user's it imports (engine.project): the code that runs is the code on disk now. A file
+    the user's it imports (engine.target.project): the code that runs is the code on disk now. A file
     inside a package runs as that package's module (its relative imports work); its folder, or
     its package's, comes first on sys.path, as for `python FILE.py`."""
     path = os.path.abspath(path)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from kscope.engine.backend import RecordingBackend
-from kscope.engine.eager import launch_label
-from kscope.engine.graph_calls import launch_graphs
+from kscope.engine.compiled.backend import RecordingBackend
+from kscope.engine.compiled.graph_calls import launch_graphs
+from kscope.engine.eager.half import launch_label
 from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import CompiledKernel, compiled_kernels
 from kscope.report.lines import shared

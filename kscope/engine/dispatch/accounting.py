@@ -25,8 +25,8 @@ from difflib import SequenceMatcher
 
 import torch
 
-from kscope.engine.profiling import is_nonwork, record_events
-from kscope.engine.traffic import TrafficMode, storages
+from kscope.engine.dispatch.traffic import TrafficMode, storages
+from kscope.engine.measure.profiling import is_nonwork, record_events
 from kscope.report.place import Place, sorted_places
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
 
@@ -143,7 +143,7 @@ def bytes_per_name(
 
 def flops_per_name(done: Accounted, keep: Callable[[Launch], bool] = lambda launch: True
                    ) -> dict[tuple[str, str], int | None]:
-    """(phase, launch name) -> the FLOPs of its launches' ops over the call (engine.flops), an
+    """(phase, launch name) -> the FLOPs of its launches' ops over the call (engine.dispatch.flops), an
     owner's ops counted at its first launch as bytes_per_name counts their bytes; None where one
     of them is unknown."""
     out: dict[tuple[str, str], int | None] = {}

@@ -20,9 +20,9 @@ import inspect
 from collections.abc import Callable
 
 import torch
-from torch.utils._pytree import tree_leaves
 
-from kscope.engine.target import Target, TargetError, code_of
+from kscope.engine.compat.pytree import tree_leaves
+from kscope.engine.target.loading import Target, TargetError, code_of
 from kscope.report.model import Backward
 
 SECOND_BACKWARD = "backward through the graph a second time"

@@ -9,13 +9,16 @@ from dataclasses import dataclass
 
 import torch
 
-from kscope.engine.accounting import outside_graphs
-from kscope.engine.backend import RecordingBackend
-from kscope.engine.compile_plan import Planner
-from kscope.engine.compiled_rows import graph_kernels, graph_phase, kernel_rows, row_key
-from kscope.engine.eager import EagerRun, launch_label, total
-from kscope.engine.graph_calls import guessed_graphs, launch_graphs
+from kscope.engine.compiled.backend import RecordingBackend
+from kscope.engine.compiled.graph_calls import guessed_graphs, launch_graphs
+from kscope.engine.compiled.plan import Planner
+from kscope.engine.compiled.round_trips import compiled_round_trips
+from kscope.engine.compiled.rows import graph_kernels, graph_phase, kernel_rows, row_key
+from kscope.engine.dispatch.accounting import outside_graphs
+from kscope.engine.eager.half import EagerRun, launch_label, total
+from kscope.engine.eager.round_trips import grouped
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
+from kscope.engine.inductor.caches import caches_off
 from kscope.engine.inductor.capture import (
     FACTS,
     Capture,
@@ -36,10 +39,9 @@ from kscope.engine.inductor.provenance import (
     template_labels,
 )
 from kscope.engine.inductor.ran_sizes import has_unbacked, row_bytes, shape_call, solved
-from kscope.engine.profiling import synchronize
-from kscope.engine.round_trips import compiled_round_trips, grouped
-from kscope.engine.target import Target, code_of
-from kscope.engine.timing import Timed
+from kscope.engine.measure.profiling import synchronize
+from kscope.engine.measure.timing import Timed
+from kscope.engine.target.loading import Target, code_of
 from kscope.report.compile import CompileOptions
 from kscope.report.model import ModeResult, Recompile
 from kscope.trace.collectives import per_call
@@ -75,7 +77,7 @@ def run_compiled(
     a torch.compile kept from an earlier run (a sweep's previous size), which recompiles only when
     its guards fail, as the user's own would; by default, a fresh one. `options`: torch.compile's
     mode and options (a kept compile has its own). `planner(backend)`: the Planner told each new
-    graph's plan before inductor compiles it (engine.compile_plan)."""
+    graph's plan before inductor compiles it (engine.compiled.plan)."""
     if reuse is None:
         fresh_compile_state()  # no guards or graphs from an earlier run, graphs numbered from 0
         reuse = KeptCompile(target.fn, user_file, options or CompileOptions())
@@ -228,9 +230,7 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
     else:
         fresh_compile_state()  # numbered as the first compile was: the same C++ sources, compiled once
         again = RecordingBackend("")
-        with applied(options), torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(
-            enable_autograd_cache=False
-        ), capture_inductor() as fresh, again.keys.backward():  # the same mode and options: the same code
+        with applied(options), caches_off(), capture_inductor() as fresh, again.keys.backward():  # the same mode and options: the same code
             target.runner(torch.compile(target.fn, backend=again, dynamic=options.dynamic))()
             synchronize(device)
         for g in fresh:

@@ -60,7 +60,7 @@ def record_labelled(
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
-    # A collective's bytes come from its tensors' shapes (engine.collectives): record them when
+    # A collective's bytes come from its tensors' shapes (trace.collectives): record them when
     # there can be collectives; elsewhere they would only slow every profiled op.
     with profile(activities=activities, record_shapes=shapes or distributed()) as prof:
         for label, fn in calls:

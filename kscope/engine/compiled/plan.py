@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from kscope.engine.backend import RecordingBackend
-from kscope.engine.compiled_rows import graph_kernels, graph_phase, plan_rows
+from kscope.engine.compiled.backend import RecordingBackend
+from kscope.engine.compiled.round_trips import compiled_round_trips
+from kscope.engine.compiled.rows import graph_kernels, graph_phase, plan_rows
+from kscope.engine.eager.round_trips import grouped
 from kscope.engine.inductor.capture import FACTS, Capture, GraphCapture, TrafficStore
 from kscope.engine.inductor.provenance import stable_handles
-from kscope.engine.round_trips import compiled_round_trips, grouped
 from kscope.report.plan import Plan, PlanProgress
 
 

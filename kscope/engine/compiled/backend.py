@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import sys
 
-import torch
-
-from kscope.engine.breaks import plain_break
+from kscope.engine.compat.dynamo import compile_id, user_words
+from kscope.engine.compiled.breaks import plain_break
+from kscope.engine.inductor.compile import compile_with_inductor, reset_cuda_graphs
 from kscope.engine.inductor.provenance import same_file
 from kscope.engine.inductor.source_key import SourceKeys
-from kscope.engine.project import frame_kind, is_kscope_file, is_user_file, place_of
+from kscope.engine.target.project import frame_kind, is_kscope_file, is_user_file, place_of
 from kscope.report.model import GraphBreak
 
 
@@ -39,15 +39,13 @@ class RecordingBackend:
         reason is terse for a data-dependent branch ("generic_jump TensorVariable()")."""
 
     def __call__(self, gm, example_inputs):
-        from torch._inductor.compile_fx import compile_fx
-
         self.graphs += 1
-        cid = torch._guards.CompileContext.current_compile_id()
+        cid = compile_id()
         if cid is not None and any(_OPTIM in (n.meta.get("stack_trace") or "") for n in gm.graph.nodes):
-            self.optimizer.add(f"{cid.frame_id}/{cid.frame_compile_id}")
+            self.optimizer.add(cid)
         if cid is not None:
-            self.callers[f"{cid.frame_id}/{cid.frame_compile_id}"] = caller_frames(sys._getframe(1))
-            self.inputs[f"{cid.frame_id}/{cid.frame_compile_id}"] = [
+            self.callers[cid] = caller_frames(sys._getframe(1))
+            self.inputs[cid] = [
                 _input_name(getattr(n.meta.get("grapharg"), "source", None)) or n.name
                 for n in gm.graph.nodes
                 if n.op == "placeholder"
@@ -58,7 +56,7 @@ class RecordingBackend:
             frames = [f for f in reason.user_stack if same_file(f.filename, self.user_file) or is_user_file(f.filename)]
             frames = frames or reason.user_stack
             last = frames[-1] if frames else None
-            cid = f"{cid.frame_id}/{cid.frame_compile_id}" if cid is not None else "?"
+            cid = cid if cid is not None else "?"
             plain, kind, explanation, hints = plain_break(_words(reason, cid, self.words))
             self.breaks.append(
                 GraphBreak(
@@ -73,15 +71,12 @@ class RecordingBackend:
                 )
             )
         with self.keys.forward(gm):
-            return compile_fx(gm, example_inputs)
+            return compile_with_inductor(gm, example_inputs)
 
     def reset(self) -> None:
         """torch._dynamo.reset() calls this: free what reduce-overhead's CUDA graphs hold, as
         torch's own inductor backend does."""
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            from torch._inductor.cudagraph_trees import reset_cudagraph_trees
-
-            reset_cudagraph_trees()
+        reset_cuda_graphs()
 
 
 _OPTIM = f"{os.sep}torch{os.sep}optim{os.sep}"
@@ -131,33 +126,3 @@ def _input_name(source) -> str:
         return (name() if callable(name) else name) or ""
     except Exception:  # a source kscope does not know how to name
         return ""
-
-
-_MODULE_DICTS = ("_modules", "_parameters", "_buffers")
-"""An nn.Module's children, parameters and buffers: `model.conv.weight` to its user."""
-
-
-def user_words(source) -> str | None:
-    """Dynamo's source chain as the user would write the expression (None: a link kscope does
-    not know)."""
-    from torch._dynamo import source as s
-
-    if isinstance(source, s.LocalSource):
-        return source.local_name
-    if isinstance(source, s.GlobalSource):
-        return source.global_name
-    if isinstance(source, s.NNModuleSource):  # a module as dynamo traces it: the same object
-        return user_words(source.base)
-    if not isinstance(source, (s.AttrSource, s.GetItemSource, s.DictGetItemSource)):
-        return None
-    base = user_words(source.base)
-    if base is None:
-        return None
-    if isinstance(source, s.AttrSource):
-        return base if source.member in _MODULE_DICTS else f"{base}.{source.member}"
-    index = source.index
-    if not isinstance(index, (str, int)) or getattr(source, "index_is_slice", False):
-        return None
-    if isinstance(source.base, s.AttrSource) and source.base.member in _MODULE_DICTS:
-        return f"{base}.{index}"
-    return f"{base}[{index!r}]"

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from kscope.engine.profiling import is_nonwork, record_labelled, synchronize
+from kscope.engine.measure.profiling import is_nonwork, record_labelled, synchronize
 from kscope.report.model import ModeResult
 from kscope.report.speedup import NOISE_FLOOR, Speedup
 from kscope.trace.kernels import Dispatched, TraceSummary, summarize
@@ -61,7 +61,7 @@ _agreement: Callable[[int, str], int] | None = None
 
 
 def agree_with(fn: Callable[[int, str], int] | None) -> None:
-    """Ranks of a distributed run (engine.ranks) must run the same number of calls, or one waits
+    """Ranks of a distributed run (worker.ranks) must run the same number of calls, or one waits
     forever in a collective the others never join: fn(value, "min" | "max") reduces a decision
     over all ranks. None: decide alone."""
     global _agreement

@@ -17,8 +17,8 @@ import time
 
 import torch
 
-from kscope.engine.bandwidth import _VENDOR
-from kscope.engine.cache_dir import cache_dir, write_json
+from kscope.engine.machine.bandwidth import _VENDOR
+from kscope.engine.machine.cache_dir import cache_dir, write_json
 
 TFLOPS = {
     "H200": {"float32": 67.0, "bfloat16": 989.4, "float16": 989.4},
@@ -57,9 +57,9 @@ def gpu_peak_flops(name: str, dtype: torch.dtype) -> tuple[float | None, str]:
             break
     kind = str(dtype).removeprefix("torch.")
     if part not in TFLOPS:
-        return None, f"unknown: {name!r} is not in kscope's table of data sheets (engine/peak_flops.py)"
+        return None, f"unknown: {name!r} is not in kscope's table of data sheets (engine/machine/peak_flops.py)"
     if kind not in TFLOPS[part]:
-        return None, f"unknown: no {kind} figure for {part} in kscope's table (engine/peak_flops.py)"
+        return None, f"unknown: no {kind} figure for {part} in kscope's table (engine/machine/peak_flops.py)"
     return TFLOPS[part][kind] * 1e12, f"data sheet of {part}, {kind}, dense"
 
 

@@ -44,7 +44,7 @@ def gpu_peak(name: str) -> tuple[float | None, str]:
             break
     if part in GPU_PEAK_GBPS:
         return GPU_PEAK_GBPS[part], f"data sheet of {part}"
-    return None, f"unknown: {name!r} is not in kscope's table of data sheets (engine/bandwidth.py)"
+    return None, f"unknown: {name!r} is not in kscope's table of data sheets (engine/machine/bandwidth.py)"
 
 
 @functools.lru_cache(maxsize=None)

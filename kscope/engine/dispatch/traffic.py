@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 
 import torch
 from torch.profiler import record_function
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
-from kscope.engine.flops import op_flops
-from kscope.engine.project import place_of
+from kscope.engine.compat.dispatch import TorchDispatchMode, keys_below_python
+from kscope.engine.compat.pytree import tree_leaves
+from kscope.engine.dispatch.flops import op_flops
+from kscope.engine.target.project import place_of
 from kscope.report.place import Place
 from kscope.trace.kernels import MARKER_PREFIX, is_custom_op
 
@@ -46,13 +46,13 @@ class OpTraffic:
     read: int
     written: int
     place: Place | None
-    """Where the op was issued (engine.project.place_of): the user's line, in its file."""
+    """Where the op was issued (engine.target.project.place_of): the user's line, in its file."""
     reads: frozenset = frozenset()
     """The storages it read (round_trips: what an earlier op wrote and this one reads back)."""
     writes: dict = field(default_factory=dict)
     """The storages it wrote -> bytes written there."""
     flops: int | None = 0
-    """Its floating-point operations (engine.flops); None: unknown."""
+    """Its floating-point operations (engine.dispatch.flops); None: unknown."""
 
 
 def tensor_bytes(t: torch.Tensor) -> int:
@@ -96,7 +96,7 @@ class TrafficMode(TorchDispatchMode):
         kwargs = kwargs or {}
         marker = len(self.ops)
         if is_custom_op(str(func.overloadpacket).replace(".", "::", 1)):
-            keys = _below_python(args, kwargs)
+            keys = keys_below_python(args, kwargs)
             if keys is not None:
                 return self._custom(func, keys, args, kwargs)
         with record_function(f"{MARKER_PREFIX}{marker}"):
@@ -144,14 +144,6 @@ class TrafficMode(TorchDispatchMode):
                 frame = frame.f_back
 
         return place_of(frames())
-
-
-def _below_python(args, kwargs):
-    """The dispatch keys that come after the Python key (where modes are called) for these
-    arguments: the backend kernel, as the dispatcher would go on to (None: no tensor says one)."""
-    after = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.BackendSelect)
-    keys = torch._ops.key_extractor(torch._ops._get_tensors(args, kwargs), after)
-    return keys if keys.raw_repr() else None
 
 
 def op_traffic(func, args, kwargs, out) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kscope.engine.accounting import Accounted, launch_label
+from kscope.engine.dispatch.accounting import Accounted, launch_label
 from kscope.report.lines import LineShare, shared, split_int
 from kscope.report.model import Kernel
 from kscope.report.place import Place

@@ -9,7 +9,8 @@ moves or views data: 0. Any other op (a layer norm's fused kernel, a sort): unkn
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_leaves
+
+from kscope.engine.compat.pytree import tree_leaves
 
 _aten = torch.ops.aten
 

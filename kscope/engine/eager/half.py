@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from kscope.engine.accounting import (
+from kscope.engine.dispatch.accounting import (
     account,
     align_twins,
     bytes_per_launch,
@@ -16,12 +16,12 @@ from kscope.engine.accounting import (
     launch_label,
     with_twins,
 )
-from kscope.engine.eager_lines import with_line_shares
-from kscope.engine.profiling import Keep, profile_calls, synchronize
-from kscope.engine.round_trips import eager_round_trips
-from kscope.engine.target import Target
-from kscope.engine.timing import kernel_samples, retimed
-from kscope.engine.traffic import TrafficMode
+from kscope.engine.dispatch.traffic import TrafficMode
+from kscope.engine.eager.lines import with_line_shares
+from kscope.engine.eager.round_trips import eager_round_trips
+from kscope.engine.measure.profiling import Keep, profile_calls, synchronize
+from kscope.engine.measure.timing import kernel_samples, retimed
+from kscope.engine.target.loading import Target
 from kscope.report.model import Kernel, ModeResult
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary

@@ -28,7 +28,7 @@ import sysconfig
 from kscope.report.place import Place
 
 _KSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-"""kscope's own package folder (engine/project.py is two folders below it)."""
+"""kscope's own package folder (engine/target/project.py is two folders below it)."""
 _attempted: dict[str, None] = {}  # realpath -> None, in the order the run first loaded them
 _sources: dict[str, str] = {}  # realpath -> the text that ran
 _loaded: set[str] = set()  # the names of the modules of the user's this run imported

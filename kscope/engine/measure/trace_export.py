@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import torch
 
-from kscope.engine.profiling import record_events
+from kscope.engine.measure.profiling import record_events
 
 MODES = ("eager", "compiled")
 

@@ -1,0 +1,2 @@
+"""Dispatch accounting: every ATen op a call runs, its bytes and FLOPs, tied to the launches the
+profiler timed."""
