@@ -35,6 +35,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Live kernel inspector for PyTorch: eager vs torch.compile, on every save.",
     )
     parser.add_argument("target", help="FILE.py[:FUNCTION], or a profiler trace (.json / .json.gz) to summarise")
+    _output_arguments(parser)
+    _run_arguments(parser)
+    _compile_arguments(parser.add_argument_group("torch.compile"))
+    _sweep_arguments(parser.add_argument_group("size sweep"))
+    args = parser.parse_args(argv)
+    if args.sizes or args.sweep_static:
+        args.sweep = True
+    return args
+
+
+def _output_arguments(parser: argparse.ArgumentParser) -> None:
+    """How kscope shows a run: the app, --once's tables, JSON or Markdown, exports and traces."""
     parser.add_argument("--once", action="store_true", help="run once, print the report and exit")
     parser.add_argument("--json", action="store_true", help="with --once: print only the Report as JSON on stdout")
     parser.add_argument(
@@ -51,6 +63,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--trace-dir", metavar="DIR",
         help="with --once: save the run's chrome traces here (FILE-TARGET-eager.json.gz, ...-compiled.json.gz)",
     )
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where and how the target runs: device, clocks, calls, ranks, caches, grad."""
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="default: cuda when available")
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
@@ -71,7 +87,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--backward", action="store_true", help="run backward after the target too: forward and backward kernels"
     )
     grad.add_argument("--no-grad", action="store_true", help="run the target under torch.no_grad(): the inference graph")
-    compiling = parser.add_argument_group("torch.compile")
+
+
+def _compile_arguments(compiling) -> None:
+    """How torch.compile compiles."""
     compiling.add_argument(
         "--mode", choices=MODES, default="default", help="torch.compile's mode (the app's key m steps through them)"
     )
@@ -85,7 +104,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--option", action="append", default=[], metavar="NAME=VALUE",
         help="an inductor config option (torch._inductor.config), e.g. freezing=True; repeatable",
     )
-    sweep = parser.add_argument_group("size sweep")
+
+
+def _sweep_arguments(sweep) -> None:
+    """--sweep: the target at n = 10², 10³, ..."""
     sweep.add_argument(
         "--sweep", action="store_true",
         help="run the target at sizes n = 10², 10³, ... (the file's inputs(device, n)): where compiled pulls away",
@@ -99,10 +121,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--sweep-static", action="store_true",
         help="compile each size on its own (default: one torch.compile for all sizes, as a program would)",
     )
-    args = parser.parse_args(argv)
-    if args.sizes or args.sweep_static:
-        args.sweep = True
-    return args
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:

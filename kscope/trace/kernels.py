@@ -177,7 +177,18 @@ def summarize(
     silent_nodes, silent_names = _silent_tops(nodes)
     summary = TraceSummary(device="cuda" if is_cuda else "cpu", silent=silent_names)
     rules = _OpRules(nonwork, dispatched, silent_nodes, custom)
+    _read_markers(nodes, rules, summary)
+    if is_cuda:
+        _cuda_launches(events, nodes, rules, summary)
+        summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
+    else:
+        _cpu_launches(nodes, rules, summary)
+    summary.collectives = find_collectives(nodes, summary.launches)
+    return summary
 
+
+def _read_markers(nodes: list[Node], rules: _OpRules, summary: TraceSummary) -> None:
+    """The op each kscope::op#N marker is in, and the markers under the op that made each autograd node."""
     made_node: dict[int, Node] = {}
     for n in nodes:
         if n.name.startswith(MARKER_PREFIX):
@@ -194,44 +205,49 @@ def summarize(
         if markers:
             summary.forward_seq[seq] = markers
 
-    if is_cuda:
-        by_corr = {}
-        for n in nodes:
-            corr = n.ev.get("args", {}).get("correlation")
-            if corr is not None and n.ev.get("cat") in ("cuda_runtime", "cuda_driver"):
-                by_corr[corr] = n
-                if n.name.startswith(GRAPH_LAUNCH):
-                    summary.graph_launches.append(n.segment)
-        for e in events:
-            cat = e.get("cat")
-            launcher = by_corr.get(e.get("args", {}).get("correlation"))
-            if cat in ("gpu_memcpy", "gpu_memset"):
-                kind = cat.removeprefix("gpu_")
-                setattr(summary, kind, getattr(summary, kind) + 1)
-                summary.copies.append((kind, launcher.segment if launcher else None))
-            elif cat == "kernel" and not e.get("name", "").startswith("nccl"):  # a collective's own kernel
-                op = rules.launch_op(launcher) if launcher else None
-                top = launcher.top if launcher else None
-                summary.launches.append(
-                    Launch(
-                        name=e.get("name", ""),
-                        dur_us=float(e.get("dur", 0.0)),
-                        kind="kernel",
-                        region=launcher.region if launcher else None,
-                        owner=op.idx if op else None,
-                        owner_name=op.name if op else None,
-                        call=launcher.call if launcher else None,
-                        composite=top.name if top is not None and op is not None and top is not op else None,
-                        segment=launcher.segment if launcher else None,
-                        phase=launcher.phase if launcher else "forward",
-                        seq=launcher.seq if launcher else None,
-                        in_graph=launcher is not None and launcher.name.startswith(GRAPH_LAUNCH),
-                    )
-                )
-        summary.launches.sort(key=lambda launch: launch.owner if launch.owner is not None else -1)
-        summary.collectives = find_collectives(nodes, summary.launches)
-        return summary
 
+def _cuda_launches(events: list[dict], nodes: list[Node], rules: _OpRules, summary: TraceSummary) -> None:
+    """CUDA: each device kernel a launch, owned by the op whose runtime call launched it (by
+    correlation id); copies and memsets counted apart; a collective's own NCCL kernel is no launch."""
+    by_corr = {}
+    for n in nodes:
+        corr = n.ev.get("args", {}).get("correlation")
+        if corr is not None and n.ev.get("cat") in ("cuda_runtime", "cuda_driver"):
+            by_corr[corr] = n
+            if n.name.startswith(GRAPH_LAUNCH):
+                summary.graph_launches.append(n.segment)
+    for e in events:
+        cat = e.get("cat")
+        launcher = by_corr.get(e.get("args", {}).get("correlation"))
+        if cat in ("gpu_memcpy", "gpu_memset"):
+            kind = cat.removeprefix("gpu_")
+            setattr(summary, kind, getattr(summary, kind) + 1)
+            summary.copies.append((kind, launcher.segment if launcher else None))
+        elif cat == "kernel" and not e.get("name", "").startswith("nccl"):  # a collective's own kernel
+            summary.launches.append(_cuda_launch(e, launcher, rules))
+
+
+def _cuda_launch(e: dict, launcher: Node | None, rules: _OpRules) -> Launch:
+    op = rules.launch_op(launcher) if launcher else None
+    top = launcher.top if launcher else None
+    return Launch(
+        name=e.get("name", ""),
+        dur_us=float(e.get("dur", 0.0)),
+        kind="kernel",
+        region=launcher.region if launcher else None,
+        owner=op.idx if op else None,
+        owner_name=op.name if op else None,
+        call=launcher.call if launcher else None,
+        composite=top.name if top is not None and op is not None and top is not op else None,
+        segment=launcher.segment if launcher else None,
+        phase=launcher.phase if launcher else "forward",
+        seq=launcher.seq if launcher else None,
+        in_graph=launcher is not None and launcher.name.startswith(GRAPH_LAUNCH),
+    )
+
+
+def _cpu_launches(nodes: list[Node], rules: _OpRules, summary: TraceSummary) -> None:
+    """CPU: an inductor C++ kernel's own event, a library call or an op that does the work itself."""
     for n in nodes:
         m = _CPP_KERNEL.match(n.name) or (_TEMPLATE_KERNEL.match(n.name) if n.call else None)
         if m and n.ev.get("cat") == "cpu_op":
@@ -259,8 +275,6 @@ def summarize(
                     args=n.ev.get("args") if "Input Dims" in n.ev.get("args", {}) else None,
                 )
             )
-    summary.collectives = find_collectives(nodes, summary.launches)
-    return summary
 
 
 def _silent_tops(nodes: list[Node]) -> tuple[set[int], frozenset[str]]:
