@@ -336,12 +336,11 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         other = self.saved_file if self.saved_file and self.saved_file != self.request.file else ""
         self.query_one(LaunchCounts).show(report, before, compiling, saved=os.path.basename(other))
         self.query_one(TrafficBars).show(report)
-        peak = report.peak_gbps
-        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None, peak=peak,
-                                                            home=report.home)
+        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None,
+                                                            peak=report.judged(report.eager), home=report.home)
         self.query_one("#compiled-kernels", KernelTable).show(
             view.compiled, before.compiled if before else None, note=note or ("compiling…" if compiling else ""),
-            peak=peak, home=report.home, what=plan_title(stale=not partial) if view is not report else "",
+            peak=report.judged(view.compiled), home=report.home, what=plan_title(stale=not partial) if view is not report else "",
         )
         self.query_one(FusedKernels).show(view)
         self.query_one(SourcePane).show(report)

@@ -11,9 +11,10 @@ import torch
 
 from kscope.engine.compiled.half import CompiledRun, CompileFailed, run_compiled
 from kscope.engine.compiled.plan import Planner
+from kscope.engine.dispatch.working_set import compiled_working_set
 from kscope.engine.eager.half import EagerRun, run_eager
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
-from kscope.engine.machine.bandwidth import peak_bandwidth
+from kscope.engine.machine.memory_levels import roofs
 from kscope.engine.machine.peak_flops import compute_dtype, peak_flops
 from kscope.engine.measure.timing import retimed, speedup, time_both
 from kscope.engine.measure.trace_export import TraceExport
@@ -75,14 +76,15 @@ class _Run:
         """What the run knows before it runs anything: the target, its inputs, the device's peaks."""
         target, device, request = self.target, self.device, self.request
         largest = max((a.nbytes for a in target.args if isinstance(a, torch.Tensor)), default=0)
-        peak, peak_source = peak_bandwidth(device)
+        levels = roofs(device)
+        peak, peak_source = levels[-1].gbps, levels[-1].source  # main memory's
         flops_peak, flops_source = peak_flops(device, compute_dtype(target.args))
         if request.trace_dir:
             self.export = TraceExport(request.trace_dir, self.path, target.name)
         return replace(report, target=target.name, largest_input_bytes=largest, notes=target.notes,
                        source=target.source, target_lines=target.lines, peak_gbps=peak, peak_source=peak_source,
                        peak_flops=flops_peak, peak_flops_source=flops_source, no_grad=request.no_grad,
-                       compile_options=request.compile)
+                       compile_options=request.compile, roofs=levels, cold=request.cold)
 
     def traced(self, report: Report) -> Report:
         """The report with the traces saved so far, and why any was not."""
@@ -142,7 +144,9 @@ class _Run:
                                                                                       self.path))
         except Exception as e:
             return finished(self.planned(self.traced(report)), self.began, user_error("compiled", e, self.path))
-        report = self.traced(replace(report, compiled=compiled.result, notes=report.notes + compiled.notes))
+        ws = compiled_working_set(self.eager_run.working_set, compiled.result.round_trips)
+        report = self.traced(replace(report, compiled=replace(compiled.result, working_set_bytes=ws),
+                                     notes=report.notes + compiled.notes))
         return finished(_concluded(report, compiled), self.began)
 
 

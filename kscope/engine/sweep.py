@@ -27,11 +27,12 @@ import torch
 
 from kscope.engine.compiled.half import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager.half import run_eager
+from kscope.engine.dispatch.working_set import compiled_working_set
 from kscope.engine.inductor.caches import caches_off
 from kscope.engine.inductor.capture import TrafficStore, configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state
 from kscope.engine.inductor.variants import variant
-from kscope.engine.machine.bandwidth import peak_bandwidth
+from kscope.engine.machine.memory_levels import roofs
 from kscope.engine.measure.timing import BUSY, ratios, retimed, time_both, verdict
 from kscope.engine.stages import finished, start, user_error
 from kscope.engine.target.loading import Target, make_inputs
@@ -86,12 +87,13 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     if target is None:
         return report
     sizes = sizes_on(device)
-    peak, peak_source = peak_bandwidth(device)
+    levels = roofs(device)
+    peak, peak_source = levels[-1].gbps, levels[-1].source  # main memory's
     options = run.compile
-    sweep = Sweep((), sizes, wanted.static, budget_s=wanted.budget_s)
+    sweep = Sweep((), sizes, wanted.static, budget_s=wanted.budget_s, roofs=levels)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
                      target_lines=target.lines, notes=target.notes, no_grad=run.no_grad, sweep=sweep,
-                     compile_options=options)
+                     compile_options=options, roofs=levels, cold=run.cold)
     if on_point is not None:
         on_point(_stamped(report, start_s))
     error = None
@@ -176,6 +178,7 @@ def _measure(target, device, path, store, n, kept, first: bool, cold: bool, opti
         recompiled = "recompiled: " + (reasons[0] if reasons else "a guard failed")
     else:
         recompiled = None
+    c_mode = replace(c_mode, working_set_bytes=compiled_working_set(eager.working_set, c_mode.round_trips))
     return SweepPoint(
         n=n,
         eager=_mode(e_mode, compiled=False),
@@ -199,6 +202,7 @@ def _mode(m: ModeResult, *, compiled: bool) -> SweepMode:
         call_time_us_range=m.call_time_us_range,
         kernels=tuple(k.name for k in m.kernels),
         variants=tuple(variant(k.name, k.code) for k in m.kernels) if compiled else (),
+        working_set_bytes=m.working_set_bytes,
     )
 
 

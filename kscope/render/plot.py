@@ -14,7 +14,7 @@ import math
 from kscope.render.view import fmt_us
 from kscope.report.sweep import Sweep, fmt_n
 
-EAGER_COLOR, COMPILED_COLOR, MARK_COLOR = "blue", "orange", "gray"
+EAGER_COLOR, COMPILED_COLOR, MARK_COLOR, CACHE_COLOR = "blue", "orange", "gray", "gray"
 
 
 def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int) -> None:
@@ -44,7 +44,8 @@ def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int)
         times.xlabel(sweep.crossover_text())
 
     rates = figure.subplot(1, 2) if side_by_side else figure.subplot(2, 1)
-    rates.title("achieved GB/s (kernel time)" + (f", memory peak {peak_gbps:.0f}" if peak_gbps else ""))
+    rates.title("achieved GB/s (kernel time)" + (f", main memory {peak_gbps:.0f}" if peak_gbps else "")
+                + (" · | a cache level left" if level_exits(sweep) else ""))
     rated = [p for p in points if p.eager.achieved_gbps and p.compiled.achieved_gbps]
     if rated:
         rates.xscale("log")
@@ -52,6 +53,8 @@ def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int)
         rates.plot(xs, [p.eager.achieved_gbps for p in rated], label="eager", color=EAGER_COLOR, marker="braille")
         rates.plot(xs, [p.compiled.achieved_gbps for p in rated], label="compiled", color=COMPILED_COLOR,
                    marker="braille")
+        for n in level_exits(sweep):  # where the compiled arrays leave a cache level
+            rates.vline(n, CACHE_COLOR)
         if peak_gbps:
             rates.hline(peak_gbps, MARK_COLOR)
             top = max([peak_gbps] + [p.eager.achieved_gbps for p in rated] + [p.compiled.achieved_gbps for p in rated])
@@ -59,6 +62,17 @@ def draw(figure, sweep: Sweep, peak_gbps: float | None, width: int, height: int)
         rates.xticks(ticks, [fmt_n(int(t)) for t in ticks])
     figure.main()
     figure.theme("clear")
+
+
+def level_exits(sweep: Sweep) -> list[int]:
+    """The first size at which the compiled working set no longer fits each cache level (report.roofs)."""
+    out = []
+    for roof in sweep.roofs[:-1]:
+        if roof.capacity_bytes and roof.gbps:
+            n = next((p.n for p in sweep.points if (p.compiled.working_set_bytes or 0) > roof.capacity_bytes), None)
+            if n is not None and n != sweep.points[0].n and n not in out:
+                out.append(n)
+    return out
 
 
 def _ticks(ns: list[float]) -> list[float]:

@@ -19,6 +19,8 @@ NARROW = ["mode", "kernel", "FLOPs", "bytes", "FLOP/B", "GFLOP/s", "bound", "% r
 """The same columns in a terminal's table: at 80 columns the kernel's name keeps its room."""
 TITLE = "roofline: FLOPs, bytes and achieved FLOP/s per call"
 SELECTED_COLOR = "red"
+CACHE_COLOR = "gray"
+"""A cache level's memory roof: dimmer than main memory's."""
 
 
 def _sig(x: float) -> str:
@@ -73,18 +75,30 @@ def _percent(p: RoofPoint, unknown: str) -> str:
 
 
 def peaks_line(report: Report, unknown: str = "?") -> str:
-    """"peak 1.2 TFLOP/s (a 1024² fp32 matmul, …), 28.9 GB/s (a 256 MB copy, …); ridge 41.5 FLOP/byte"."""
+    """"peak 1.2 TFLOP/s (…); memory roofs L2 114 GB/s, L3 93 GB/s, main memory 29 GB/s (…); each
+    mode judged against the level that holds its working set"."""
     flops = (fmt_rate(report.peak_flops) if report.peak_flops else f"{unknown} FLOP/s") \
         + (f" ({report.peak_flops_source})" if report.peak_flops_source else "")
     gbps = (unknown if report.peak_gbps is None else _sig(report.peak_gbps)) + " GB/s" \
         + (f" ({report.peak_source})" if report.peak_source else "")
     meet = ridge(report.peak_flops, report.peak_gbps)
-    line = f"peak {flops}, {gbps}; ridge {unknown if meet is None else _sig(meet)} FLOP/byte"
-    over = {p.bound for p in points(report) if (p.roof_percent or 0) > 100}
-    if "memory" in over:
-        line += "; over 100% of the memory roof: its data came from cache, faster than the memory measured"
-    if "compute" in over:
-        line += "; over 100% of the compute roof: the peak may be another precision's than the one that ran (TF32, autocast)"
+    memory = "main memory " if report.roofs else ""  # a Report before schema 13 has one roof
+    line = f"peak {flops}, {memory}{gbps}; ridge {unknown if meet is None else _sig(meet)} FLOP/byte"
+    caches = [f"{r.level} {_sig(r.gbps)} GB/s" for r in report.roofs[:-1] if r.gbps]
+    if caches:
+        line += "; cache roofs " + ", ".join(caches)
+    for name in ("eager", "compiled") if report.roofs else ():
+        judged = report.judged(getattr(report, name))
+        if judged is not None and getattr(report, name) is not None:
+            line += f"; {name} judged against {judged.roof.level} ({judged.why})"
+    over = {p.mode: p.bound for p in points(report) if (p.roof_percent or 0) > 100}
+    for mode, bound in over.items():
+        judged = report.judged(getattr(report, mode))
+        if bound == "memory" and judged is not None:
+            line += f"; {mode} over 100% of the {judged.roof.level} roof: {judged.above()}"
+        elif bound == "compute":
+            line += (f"; {mode} over 100% of the compute roof: the peak may be another precision's than the one "
+                     "that ran (TF32, autocast)")
     return line
 
 
@@ -159,6 +173,12 @@ def _tick(x: float) -> str:
     return f"{x:g}"
 
 
+def memory_roofs(report: Report) -> list[float]:
+    """Every level's bandwidth, main memory's last (its peak_gbps alone before schema 13)."""
+    caches = [r.gbps for r in report.roofs[:-1] if r.gbps and r.gbps > (report.peak_gbps or 0)]
+    return caches + ([report.peak_gbps] if report.peak_gbps else [])
+
+
 def draw(figure, report: Report, width: int, height: int, selected: str | None = None,
          selected_mode: str | None = None) -> None:
     """Draw on a plotext figure (`plotext._figure._figure_class()`, or a textual-plotext widget's
@@ -187,9 +207,12 @@ def draw(figure, report: Report, width: int, height: int, selected: str | None =
         figure.xlim(x_low, x_high)  # plotext takes a log axis's limits as exponents
         figure.ylim(y_low, y_high)
         if meet is not None:  # straight on log-log: the ends are enough
-            memory_from = max(10.0**x_low, 10.0**y_low / (report.peak_gbps * 1e9))
-            figure.plot([memory_from, meet], [memory_from * report.peak_gbps * 1e9, report.peak_flops], color=MARK_COLOR,
-                        marker="braille")
+            for gbps in memory_roofs(report):  # every level's, a cache's dimmer than main memory's
+                ridge_here = report.peak_flops / (gbps * 1e9)
+                memory_from = max(10.0**x_low, 10.0**y_low / (gbps * 1e9))
+                if memory_from < ridge_here:
+                    figure.plot([memory_from, ridge_here], [memory_from * gbps * 1e9, report.peak_flops],
+                                color=MARK_COLOR if gbps == report.peak_gbps else CACHE_COLOR, marker="braille")
             figure.plot([meet, 10.0**x_high], [report.peak_flops] * 2, color=MARK_COLOR, marker="braille")
         for mode, color in (("eager", EAGER_COLOR), ("compiled", COMPILED_COLOR)):
             mine = [p for p in placed if p.mode == mode]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
 from kscope.report.model import Kernel, ModeResult, Report, RunError
+from kscope.report.roofs import MAIN_MEMORY, Judged
 from kscope.report.speedup import ratio_text
 
 
@@ -114,7 +115,7 @@ def places_text(places, home: str = "", sep: str = ", ") -> str:
     return sep.join(parts)
 
 
-def kernel_detail(k: Kernel, peak: float | None = None, home: str = "") -> str:
+def kernel_detail(k: Kernel, peak: Judged | float | None = None, home: str = "") -> str:
     """Four short lines for a selected kernel: full name, ops (or what it does), lines and
     bandwidth, figures. home: the target's file (its lines need no file name)."""
     where = "lines: " + (places_text(k.lines, home) if k.lines else "no line")
@@ -148,15 +149,24 @@ def kernels_of_line(report: Report, line: int, file: str | None = None) -> tuple
     return names(report.eager), names(report.compiled)
 
 
-def of_peak(gbps: float | None, peak: float | None) -> str:
-    """"48.5 GB/s (52% of peak)"; "" when nothing was timed."""
+def of_peak(gbps: float | None, peak: Judged | float | None) -> str:
+    """"48.5 GB/s (52% of the L3's 93 GB/s)"; "" when nothing was timed. peak: the roof the
+    kernel's mode is judged against (report.roofs), or a bare bandwidth (a Report before schema 13)."""
     if gbps is None:
         return ""
-    if not peak:
+    if not isinstance(peak, Judged):
+        if not peak:
+            return f"{gbps:.1f} GB/s"
+        if gbps > peak:  # what was measured, not a guess at why
+            return f"{gbps:.1f} GB/s ({gbps / peak * 100:.0f}% of the {peak:.0f} GB/s measured peak: above it)"
+        return f"{gbps:.1f} GB/s ({gbps / peak * 100:.0f}% of peak)"
+    rate = peak.roof.gbps
+    if not rate:
         return f"{gbps:.1f} GB/s"
-    if gbps > peak:  # what was measured, not a guess at why (a cache may hold it; or the bytes are off)
-        return f"{gbps:.1f} GB/s ({gbps / peak * 100:.0f}% of the {peak:.0f} GB/s measured peak: above it)"
-    return f"{gbps:.1f} GB/s ({gbps / peak * 100:.0f}% of peak)"
+    text = f"{gbps:.1f} GB/s ({gbps / rate * 100:.0f}% of the {peak.roof.level}'s {rate:.0f} GB/s"
+    if gbps > rate:  # never a figure above 100% without the roof it exceeds and why it can
+        text += f": above it, {peak.above()}"
+    return text + ")"
 
 
 def fmt_us(us: float | None) -> str:
@@ -321,3 +331,24 @@ def break_words(b) -> list[str]:
     hints = b.hints or ((b.hint,) if b.hint else ())
     lines += [f"hint: {h}" for h in hints]
     return lines
+
+
+def short_level(level: str) -> str:
+    """A level as a narrow pane names it: "L3", "mem"."""
+    return "mem" if level == MAIN_MEMORY else level
+
+
+def roofs_note(report: Report) -> str:
+    """"  (roofs: L3 93 GB/s for 12 MB of 110 MB; above it: ...)": the roof each mode is judged
+    against, and why a mode above it can be."""
+    parts = []
+    for mode in (report.eager, report.compiled):
+        judged = report.judged(mode)
+        if mode is None or judged is None or not judged.roof.gbps:
+            continue
+        part = f"{judged.roof.level} {judged.roof.gbps:.0f} GB/s: {judged.why}"
+        if (mode.achieved_gbps or 0) > judged.roof.gbps:
+            part += f"; above it: {judged.above()}"
+        if part not in parts:
+            parts.append(part)
+    return f"  (judged against {' · '.join(parts)})" if parts else ""

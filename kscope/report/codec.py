@@ -34,6 +34,8 @@ from kscope.report.model import (
     RunError,
 )
 from kscope.report.plan_codec import plan_from_dict, plan_to_dict
+from kscope.report.roofline import Roofs, mode_roofs
+from kscope.report.roofs import MAIN_MEMORY, Judged, Roof
 from kscope.report.speedup import Speedup
 from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
@@ -48,8 +50,9 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "torch_version": r.torch_version,
         "largest_input_bytes": r.largest_input_bytes,
         "reads_parameters": r.reads_parameters,
-        "eager": mode_to_dict(r.eager, compiled=False, roofs=(r.peak_flops, r.peak_gbps)),
-        "compiled": mode_to_dict(r.compiled, compiled=True, roofs=(r.peak_flops, r.peak_gbps)),
+        "eager": mode_to_dict(r.eager, compiled=False, roofs=mode_roofs(r, r.eager), judged=r.judged(r.eager)),
+        "compiled": mode_to_dict(r.compiled, compiled=True, roofs=mode_roofs(r, r.compiled),
+                                 judged=r.judged(r.compiled)),
         "errors": [error_to_dict(e) for e in r.errors],
         "notes": list(r.notes),
         "wall_s": round(r.wall_s, 3),
@@ -57,6 +60,8 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "peak_source": r.peak_source,
         "peak_flops": _round(r.peak_flops),
         "peak_flops_source": r.peak_flops_source,
+        "roofs": [roof_to_dict(x) for x in r.roofs],
+        "cold": r.cold,
         "speedup": None
         if r.speedup is None
         else {
@@ -78,12 +83,12 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
         "compile_options": None if r.compile_options is None else compile_options_to_dict(r.compile_options),
         "traces": None if r.traces is None else dict(r.traces),
-        "ranks": ranks_to_list(r.ranks, (r.peak_flops, r.peak_gbps)),
+        "ranks": ranks_to_list(r.ranks, Roofs(r.peak_flops, r.peak_gbps, MAIN_MEMORY if r.peak_gbps else None)),
         "files": list(r.files),
         "root": r.root,
         "sources": dict(r.sources),
         "line_costs": line_costs_to_list(r),
-        **({} if r.plan is None else {"plan": plan_to_dict(r.plan, (r.peak_flops, r.peak_gbps))}),
+        **({} if r.plan is None else {"plan": plan_to_dict(r.plan, mode_roofs(r, None))}),
     }
 
 
@@ -107,10 +112,12 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         peak_source=d.get("peak_source", ""),
         peak_flops=d.get("peak_flops"),
         peak_flops_source=d.get("peak_flops_source", ""),
+        roofs=tuple(Roof(**x) for x in d.get("roofs") or ()),
+        cold=d.get("cold", False),
         speedup=_speedup_from_dict(d.get("speedup")),
         backward=Backward(d["backward"]["loss"], tuple(d["backward"]["grads_of"])) if d.get("backward") else None,
         no_grad=d.get("no_grad", False),
-        sweep=sweep_from_dict(d.get("sweep")),
+        sweep=_with_roofs(sweep_from_dict(d.get("sweep")), d.get("roofs")),
         compile_options=None if d.get("compile_options") is None else compile_options_from_dict(d["compile_options"]),
         traces=None if d.get("traces") is None else dict(d["traces"]),
         ranks=ranks_from_list(d.get("ranks"), _home(d)),
@@ -120,6 +127,11 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         plan=plan_from_dict(d.get("plan"), _home(d)),
         schema=d.get("schema", SCHEMA),
     )
+
+
+def _with_roofs(sweep, roofs):
+    """The sweep's crossover names the memory level its arrays left: it reads the Report's roofs."""
+    return sweep if sweep is None else dataclasses.replace(sweep, roofs=tuple(Roof(**x) for x in roofs or ()))
 
 
 def _home(d: dict[str, Any]) -> str:
@@ -135,8 +147,15 @@ def error_to_dict(e: RunError) -> dict[str, Any]:
     return d
 
 
-def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: tuple = (None, None)) -> dict[str, Any] | None:
-    """roofs: the device's peak FLOP/s and GB/s, to place each kernel on the roofline."""
+def roof_to_dict(x: Roof) -> dict[str, Any]:
+    return {"level": x.level, "gbps": _round(x.gbps), "capacity_bytes": x.capacity_bytes, "source": x.source,
+            "measured": x.measured}
+
+
+def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: Roofs = Roofs(),
+                 judged: Judged | None = None) -> dict[str, Any] | None:
+    """roofs: the device's peak FLOP/s and the GB/s of the level judged (report.roofs), to place
+    each kernel on the roofline."""
     if m is None:
         return None
     out: dict[str, Any] = {
@@ -165,6 +184,9 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: tuple = (None, 
         "bytes_saved_for_backward": m.bytes_saved,
         "round_trips": trips_to_list(m.round_trips),
         "flops": m.flops,
+        "working_set_bytes": m.working_set_bytes,
+        "roof": None if judged is None else {"level": judged.roof.level, "gbps": _round(judged.roof.gbps),
+                                             "why": judged.why},
         "kernels": [kernel_to_dict(k, roofs) for k in m.kernels],
         "collectives": [collective_to_dict(c) for c in m.collectives],
     }
@@ -250,6 +272,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
         autotune=tuple(autotune_from_dict(a) for a in d.get("autotune", ())),
         cuda_graphs=_cuda_graphs_from_dict(d.get("cuda_graphs")),
         collectives=tuple(collective_from_dict(c) for c in d.get("collectives", ())),
+        working_set_bytes=d.get("working_set_bytes"),
     )
 
 
@@ -287,7 +310,7 @@ def collective_from_dict(d: dict[str, Any]) -> Collective:
                       d.get("phase", "forward"), d.get("after"), d.get("before"))
 
 
-def ranks_to_list(ranks: tuple[RankResult, ...] | None, roofs: tuple = (None, None)) -> list[dict] | None:
+def ranks_to_list(ranks: tuple[RankResult, ...] | None, roofs: Roofs = Roofs()) -> list[dict] | None:
     if ranks is None:
         return None
     return [

@@ -10,11 +10,11 @@ from kscope.report.json_numbers import rounded as _round
 from kscope.report.lines import LineShare
 from kscope.report.model import Kernel, RoundTrip
 from kscope.report.place import Place
-from kscope.report.roofline import point
+from kscope.report.roofline import Roofs, point
 
 
-def kernel_to_dict(k: Kernel, roofs: tuple = (None, None)) -> dict[str, Any]:
-    p = point("", k, *roofs)
+def kernel_to_dict(k: Kernel, roofs: Roofs = Roofs()) -> dict[str, Any]:
+    p = point("", k, roofs.peak_flops, roofs.gbps)
     return {
         "name": k.name,
         "kind": k.kind,
@@ -35,6 +35,8 @@ def kernel_to_dict(k: Kernel, roofs: tuple = (None, None)) -> dict[str, Any]:
         "achieved_gflops": _round(None if p.achieved is None else p.achieved / 1e9),
         "bound": p.bound,
         "roof_percent": None if p.roof_percent is None else round(p.roof_percent, 1),
+        "roof_level": roofs.level,
+        "roof_gbps": _round(roofs.gbps),
         "code": k.code,
     }
 

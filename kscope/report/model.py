@@ -17,10 +17,11 @@ from kscope.report.measures import Traffic
 from kscope.report.phases import PHASES, PhaseTotals, phase_totals
 from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.plan import Plan
+from kscope.report.roofs import MAIN_MEMORY, Judged, Roof, judged
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 12
+SCHEMA = 13
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -42,7 +43,10 @@ the library's line an op was issued from); `sources` has the text of every file 
 Report's JSON has `line_costs`, each line's total in both modes (derived from the shares). Each
 kernel has its `flops` and its place on the roofline; the Report has the device's `peak_flops`.
 12: while the compiled half compiles, the worker's Report carries inductor's `plan` of it (report.plan),
-whose rows have no launches or time yet (null)."""
+whose rows have no launches or time yet (null).
+13: the Report has a memory roof per level (`roofs`: each cache, then main memory) and says whether
+calls were timed with --cold (`cold`); each mode has its call's `working_set_bytes` and the `roof` its
+kernels are judged against (report.roofs); each kernel its `roof_level` and `roof_gbps`."""
 
 
 
@@ -148,6 +152,8 @@ class ModeResult(Traffic):
     """When the mode asks for CUDA graphs: what they did; None otherwise."""
     collectives: tuple[Collective, ...] = ()
     """The collectives a call ran (apart from kernels and their traffic)."""
+    working_set_bytes: int | None = None
+    """The distinct bytes one call touches (engine.dispatch.working_set); None: unknown."""
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:
@@ -257,6 +263,10 @@ class Report:
     reads_parameters: bool = False
     """The target read an nn.Parameter (a module's weights): its traffic is no multiple of its
     inputs, so no array-sized transfers are shown (a model's token ids are 1 kB)."""
+    roofs: tuple[Roof, ...] = ()
+    """A memory roof per level, smallest first, main memory last (report.roofs); empty before schema 13."""
+    cold: bool = False
+    """The calls were timed with the caches flushed between them (--cold)."""
     plan: Plan | None = None
     """While the compiled half compiles: inductor's plan of it (report.plan), with no compiled
     half yet; kept, marked stale, when the run fails after it. None in a finished run's Report."""
@@ -266,6 +276,16 @@ class Report:
     def home(self) -> str:
         """The target's file as places name it (relative to the root)."""
         return os.path.relpath(self.file, self.root) if self.root else os.path.basename(self.file)
+
+    def judged(self, mode: ModeResult | None) -> Judged | None:
+        """The memory roof a mode's kernels are judged against, and why (report.roofs)."""
+        old = Roof(MAIN_MEMORY, self.peak_gbps, None, self.peak_source, measured=False)
+        return judged(self.roofs, None if mode is None else mode.working_set_bytes, self.cold, old)
+
+    def memory_gbps(self, mode: ModeResult | None) -> float | None:
+        """The bandwidth of that roof (main memory's peak_gbps where no level holds the mode)."""
+        j = self.judged(mode)
+        return self.peak_gbps if j is None else j.roof.gbps
 
     @property
     def ok(self) -> bool:

@@ -5,11 +5,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kscope.report.kernel_codec import kernel_from_dict, kernel_to_dict, trips_from_list, trips_to_list
+from kscope.report.kernel_codec import (
+    kernel_from_dict,
+    kernel_to_dict,
+    trips_from_list,
+    trips_to_list,
+)
 from kscope.report.plan import Plan, PlanProgress
+from kscope.report.roofline import Roofs
 
 
-def plan_to_dict(p: Plan, roofs: tuple = (None, None)) -> dict[str, Any]:
+def plan_to_dict(p: Plan, roofs: Roofs = Roofs()) -> dict[str, Any]:
     return {
         "bytes_read": p.bytes_read,
         "bytes_written": p.bytes_written,

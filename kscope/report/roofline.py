@@ -6,7 +6,8 @@ How FLOPs are counted (per call; None where kscope cannot tell, never 0 for an u
   loads and stores none), eagerly per ATen op, compiled from inductor's own op counts of the kernel's
   loop body: the seed's `cpp_fused_add_relu_0` is 2 FLOPs an element (an add and a relu);
 - an op that only moves data (a copy, a view, a gather) 0.
-The roofs: the device's peak FLOP/s (Report.peak_flops) and its memory bandwidth (Report.peak_gbps).
+The roofs: the device's peak FLOP/s (Report.peak_flops) and the bandwidth of the memory level that
+holds the call's working set (report.roofs: a cache's, or main memory's, Report.peak_gbps).
 A kernel's attainable FLOP/s is min(peak FLOP/s, intensity × peak bandwidth); it is memory-bound
 where intensity × bandwidth is the lower of the two (left of the ridge), compute-bound right of it.
 """
@@ -45,6 +46,16 @@ def attainable(at: float | None, peak_flops: float | None, peak_gbps: float | No
 
 
 @dataclass(frozen=True)
+class Roofs:
+    """The two roofs a mode's kernels sit under: the device's peak FLOP/s, and the bandwidth of
+    the memory level that holds the mode's working set (report.roofs)."""
+
+    peak_flops: float | None = None
+    gbps: float | None = None
+    level: str | None = None
+
+
+@dataclass(frozen=True)
 class RoofPoint:
     """One kernel row on the roofline."""
 
@@ -72,11 +83,20 @@ def point(mode: str, kernel, peak_flops: float | None, peak_gbps: float | None) 
     return RoofPoint(mode, kernel.name, kernel.flops, kernel.bytes_total, kernel.time_us, at, done, bound, percent)
 
 
+def mode_roofs(report, mode) -> Roofs:
+    """The roofs over a mode's kernels (Report.judged says which level, and why)."""
+    j = report.judged(mode)
+    if j is None:
+        return Roofs(report.peak_flops, report.peak_gbps, None)
+    return Roofs(report.peak_flops, j.roof.gbps, j.roof.level)
+
+
 def points(report) -> list[RoofPoint]:
-    """Every kernel row of both modes, eager first."""
+    """Every kernel row of both modes, eager first, each under its mode's roofs."""
     out = []
     for name in ("eager", "compiled"):
         mode = getattr(report, name)
+        roofs = mode_roofs(report, mode)
         for k in mode.kernels if mode is not None else ():
-            out.append(point(name, k, report.peak_flops, report.peak_gbps))
+            out.append(point(name, k, roofs.peak_flops, roofs.gbps))
     return out

@@ -5,9 +5,10 @@ Plain, frozen data like the Report that carries it (Report.sweep); its JSON is i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kscope.report.measures import Traffic
+from kscope.report.roofs import Roof, judged
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class SweepMode(Traffic):
     call_time_us_range: tuple[float, float] | None = None
     kernels: tuple[str, ...] = ()
     """The kernels that ran, by name (compiled: inductor's kernels and library calls)."""
+    working_set_bytes: int | None = None
+    """The distinct bytes one call touches (ModeResult.working_set_bytes); None: unknown."""
     variants: tuple[str, ...] = ()
     """Per kernel, what kind inductor generated ("parallel", "persistent reduction"; see
     engine.inductor.variants); "" when it says nothing."""
@@ -58,6 +61,8 @@ class Sweep:
     budget_s: float = 60.0
     recompiles: int = 0
     """Compiles after the first (under --sweep-static, one per size after the first)."""
+    roofs: tuple[Roof, ...] = field(default=(), compare=False)
+    """The Report's memory roofs (report.roofs), for the crossover's words; not in the sweep's JSON."""
 
     @property
     def crossover_n(self) -> int | None:
@@ -87,7 +92,19 @@ class Sweep:
             ) else f"compiled is not faster at the largest size (n={fmt_n(told[-1].n)})"
         if n == told[0].n:
             return "compiled is always faster here"
-        return f"compiled is faster from n={fmt_n(n)} on"
+        return f"compiled is faster from n={fmt_n(n)} on" + self._left_a_level(n)
+
+    def _left_a_level(self, n: int) -> str:
+        """": the arrays left the 110 MB L3" where the compiled working set moved out of a level
+        between the last size measured before n and n; "" where it did not, or is unknown."""
+        told = self._told()
+        at = next(i for i, p in enumerate(told) if p.n == n)
+        before, after = told[at - 1].compiled.working_set_bytes, told[at].compiled.working_set_bytes
+        was, now = judged(self.roofs, before), judged(self.roofs, after)
+        if was is None or now is None or before is None or after is None or was.roof == now.roof:
+            return ""
+        size = f"{was.roof.capacity_bytes / 1e6:.3g} MB " if was.roof.capacity_bytes else ""
+        return f": its arrays left the {size}{was.roof.level}"
 
 
 def fmt_n(n: int) -> str:

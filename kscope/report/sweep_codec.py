@@ -69,6 +69,7 @@ def _mode_to_dict(m: SweepMode, *, compiled: bool) -> dict[str, Any]:
         "call_time_us": rounded(m.call_time_us),
         "call_time_us_range": pair(m.call_time_us_range),
         "achieved_gbps": rounded(m.achieved_gbps),
+        "working_set_bytes": m.working_set_bytes,
     }
     out["kernels"] = list(m.kernels)
     if compiled:
@@ -87,6 +88,7 @@ def _mode_from_dict(d: dict[str, Any]) -> SweepMode:
         call_time_us_range=_tuple(d.get("call_time_us_range")),
         kernels=tuple(d.get("kernels", ())),
         variants=tuple(d.get("variants", ())),
+        working_set_bytes=d.get("working_set_bytes"),
     )
 
 

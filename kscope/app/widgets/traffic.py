@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from kscope.render.text import PHASE_TAGS, fmt_bytes, phases_ran, traffic_text
-from kscope.render.view import saving, transfers_text
+from kscope.render.view import roofs_note, saving, short_level, transfers_text
 from kscope.report.model import Report
 
 KERNEL_ROWS = 4
@@ -42,8 +42,9 @@ class TrafficBars(Static):
             value = f"{traffic_text(mode, short=True)} {transfers_text(report, mode.bytes_total)}".rstrip()
             if mode.achieved_gbps and not self.compact:
                 value += f" {mode.achieved_gbps:.0f} GB/s"
-                if report.peak_gbps:  # above 100%: what was measured, not a guess at why
-                    value += f" {mode.achieved_gbps / report.peak_gbps * 100:.0f}%pk"
+                judged = report.judged(mode)
+                if judged is not None and judged.roof.gbps:  # the roof of the level that holds its data
+                    value += f" {mode.achieved_gbps / judged.roof.gbps * 100:.0f}% {short_level(judged.roof.level)}"
             table.add_row(Text(label, style="bold"), Bar(top, 0, mode.bytes_total or 0, color=color), value)
         # Below the modes: each phase eager → compiled when backward ran, else the biggest kernels.
         for name, nbytes, value in ([] if self.compact else _detail_rows(report)):
@@ -51,8 +52,7 @@ class TrafficBars(Static):
         note = "" if self.compact else saving(report)  # narrow: the summary line says it
         if note:
             note_text = Text(note, style="bold green" if "less" in note else "bold" if "same" in note else "bold red")
-            if report.peak_gbps:
-                note_text.append(f"  (peak {report.peak_gbps:.0f} GB/s)", style="dim")
+            note_text.append(roofs_note(report), style="dim")
             self.update(Group(table, note_text), layout=False)  # the pane's height is fixed by CSS
             return
         self.update(table, layout=False)  # the pane's height is fixed by CSS
@@ -75,3 +75,4 @@ def _detail_rows(report: Report) -> list[tuple[str, int | None, str]]:
     kernels = [(label, k) for label, m in (("eager", e), ("compiled", c)) if m for k in m.kernels]
     kernels.sort(key=lambda lk: -(lk[1].bytes_total or 0))
     return [(f" {label[0]}: {k.name}", k.bytes_total, fmt_bytes(k.bytes_total)) for label, k in kernels[:KERNEL_ROWS]]
+

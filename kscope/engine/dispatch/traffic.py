@@ -53,6 +53,8 @@ class OpTraffic:
     """The storages it wrote -> bytes written there."""
     flops: int | None = 0
     """Its floating-point operations (engine.dispatch.flops); None: unknown."""
+    sizes: dict = field(default_factory=dict)
+    """Every storage it read or wrote -> the distinct bytes its tensors cover there (the working set)."""
 
 
 def tensor_bytes(t: torch.Tensor) -> int:
@@ -106,7 +108,8 @@ class TrafficMode(TorchDispatchMode):
             self.reads_parameters = any(isinstance(t, torch.nn.Parameter) for t in tree_leaves((args, kwargs)))
         reads, writes = op_storages(func, args, kwargs, out) if read or written else (frozenset(), {})
         self.ops.append(OpTraffic(marker, str(func.overloadpacket), read, written, self._place(), reads, writes,
-                                  op_flops(func, args, kwargs, out)))
+                                  op_flops(func, args, kwargs, out),
+                                  storage_sizes((args, kwargs, out)) if read or written else {}))
         return out
 
     def _custom(self, func, keys, args, kwargs):
@@ -125,6 +128,7 @@ class TrafficMode(TorchDispatchMode):
             own.flops = None  # a kernel of its own (C++, Triton): what it computes is not known
             own.read, own.written = op_traffic(func, args, kwargs, out)
             own.reads, own.writes = op_storages(func, args, kwargs, out)
+            own.sizes = storage_sizes((args, kwargs, out))
         return out
 
     @property
@@ -177,6 +181,18 @@ def op_storages(func, args, kwargs, out) -> tuple[frozenset, dict]:
         if key is not None:
             writes[key] = max(writes.get(key, 0), tensor_bytes(t))
     return frozenset(reads), writes
+
+
+def storage_sizes(tensors) -> dict:
+    """The storages of the tensors among `tensors` -> the distinct bytes their views cover there
+    (at most the storage's size)."""
+    views: dict = {}
+    cap: dict = {}
+    for t in tree_leaves(tensors):
+        if isinstance(t, torch.Tensor) and (key := _storage_key(t)) is not None:
+            views.setdefault(key, {})[(t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)] = tensor_bytes(t)
+            cap[key] = t.untyped_storage().nbytes()
+    return {key: min(sum(v.values()), cap[key]) for key, v in views.items()}
 
 
 def storages(tensors) -> set:

@@ -17,6 +17,7 @@ from kscope.engine.dispatch.accounting import (
     with_twins,
 )
 from kscope.engine.dispatch.traffic import TrafficMode
+from kscope.engine.dispatch.working_set import WorkingSet, working_set
 from kscope.engine.eager.lines import with_line_shares
 from kscope.engine.eager.round_trips import eager_round_trips
 from kscope.engine.measure.profiling import Keep, profile_calls, synchronize
@@ -41,6 +42,8 @@ class EagerRun:
     notes: tuple[str, ...] = ()
     reads_parameters: bool = False
     """Some op read an nn.Parameter (TrafficMode.reads_parameters)."""
+    working_set: WorkingSet | None = None
+    """The bytes the call touched (engine.dispatch.working_set): the compiled half's is reckoned from it."""
 
 
 def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | None = None) -> EagerRun:
@@ -82,7 +85,9 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
     ), kernel_samples(timed, calls))
     notes = [f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted"] if stray else []
     notes += _unknown_notes(kernels, per_name)
-    return EagerRun(result, per_launch, dispatched, tuple(notes), mode.reads_parameters)
+    ws = working_set(mode.ops, done.returned)
+    result = replace(result, working_set_bytes=ws.eager_bytes)
+    return EagerRun(result, per_launch, dispatched, tuple(notes), mode.reads_parameters, ws)
 
 
 TRAFFIC_RULE = (

@@ -120,16 +120,27 @@ def _machine() -> str:
     return json.dumps([model, os.cpu_count(), torch.get_num_threads(), torch.__version__])
 
 
-def machine_best(measured: float) -> tuple[float, int]:
-    """The best of every worker's measurement on this machine (kept in kscope's cache), with this
-    one, and how many there were. The best, because a shared machine only ever runs slower than it
-    can (another tenant, a lower clock): the highest measurement is the nearest to its peak."""
-    path = cache_dir() / "peak_flops.json"
+def machine_known(what: str, file: str) -> tuple[float, int]:
+    """The best measurement of `what` kept for this machine, and how many there were ((0.0, 0): none)."""
+    try:
+        known = json.loads((cache_dir() / file).read_text())
+    except (OSError, ValueError):
+        known = {}
+    best, times = known.get(_machine() + (f" {what}" if what else ""), (0.0, 0))
+    return best, times
+
+
+def machine_best(measured: float, what: str = "", file: str = "peak_flops.json") -> tuple[float, int]:
+    """The best of every worker's measurement of `what` on this machine (kept in kscope's cache),
+    with this one, and how many there were. The best, because a shared machine only ever runs
+    slower than it can (another tenant, a lower clock): the highest measurement is the nearest to
+    its peak."""
+    path = cache_dir() / file
     try:
         known = json.loads(path.read_text())
     except (OSError, ValueError):
         known = {}
-    key = _machine()
+    key = _machine() + (f" {what}" if what else "")
     best, times = known.get(key, (0.0, 0))
     best, times = max(best, measured), times + 1
     known[key] = (best, times)

@@ -1,0 +1,170 @@
+"""A roof for each level of memory: every cache level the OS reports and main memory, each with
+its capacity and its bandwidth, so that a kernel is judged against the level that holds its
+call's working set (report.roofs), not always against main memory.
+
+CPU: the data and unified caches sysfs lists for the first CPU (/sys/devices/system/cpu/cpu0/
+cache/index*/: level, type, size, shared_cpu_list). A level private to a core holds `size` per
+thread the worker runs (L2 of 2 MB on each of 2 threads: 4 MB); a shared one `size` for all. Each
+is measured by copying a buffer into another, the two together half the level (so both stay in
+it), on one thread for a private level (times the threads, as peak_flops counts FLOP/s) and on
+the worker's threads for a shared one; main memory by a 256 MB copy (engine.machine.bandwidth).
+A copy costs a torch call's overhead besides its bytes, which at an L1-sized copy is most of its
+time: each rate is the bytes over (the copy's time - an empty copy's), the streaming rate of the
+level. The best of every worker's measurement on this machine is kept (as peak_flops does):
+a shared machine only ever runs slower than it can.
+
+CUDA: main memory from the data sheet (engine.machine.bandwidth), and L2 with its size from the
+device's properties and its bandwidth measured by a copy that fits in it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+
+import torch
+
+from kscope.engine.machine.bandwidth import cpu_copy_gbps, peak_bandwidth
+from kscope.engine.machine.peak_flops import machine_best, machine_known
+from kscope.report.roofs import MAIN_MEMORY, Roof
+
+SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+MEASUREMENTS = 5
+"""Workers that measure the roofs on a machine; those after it read the best kept."""
+ROOFS_FILE = "roofs.json"
+"""In kscope's cache: the best of every worker's measurement of each level on this machine."""
+BUDGET_S = 0.08
+"""Each level's measurement: the best copy within this long."""
+
+
+def cpu_levels(root: Path = SYSFS) -> list[tuple[str, int, bool]]:
+    """(name, bytes, private to a core) of each data or unified cache, smallest first: ("L1d",
+    49152, True), ("L2", 2097152, True), ("L3", 110100480, False). Empty where sysfs says nothing."""
+    out = []
+    for index in sorted(root.glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            size = _size((index / "size").read_text().strip())
+            shared = (index / "shared_cpu_list").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified") and size:
+            out.append((f"L{level}d" if kind == "Data" else f"L{level}", size, _cpus(shared) == 1))
+    return sorted(out, key=lambda level: level[1])
+
+
+def _size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text and text[-1] in units else int(text)
+
+
+def _cpus(text: str) -> int:
+    """How many CPUs a list like "0-1,4" names."""
+    n = 0
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        n += int(high or low) - int(low) + 1
+    return n
+
+
+def copy_gbps(nbytes: int, threads: int, device: torch.device, budget_s: float = BUDGET_S) -> float | None:
+    """Read + write bytes per second of copying nbytes // 2 into as many, on `threads` threads,
+    less an empty copy's cost (None where the copy's time is no more than that)."""
+    half = max(nbytes // 2 // 4, 1)
+    src = torch.ones(half, device=device)
+    dst, tiny_src = torch.empty_like(src), src[:1]
+    tiny_dst = dst[:1]
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        full, empty = _best(lambda: dst.copy_(src), device, budget_s), _best(lambda: tiny_dst.copy_(tiny_src), device,
+                                                                              budget_s / 4)
+    finally:
+        torch.set_num_threads(before)
+    streaming = full - empty
+    return None if streaming <= 0.1 * full else 2 * half * 4 / streaming / 1e9
+
+
+def _best(copy, device: torch.device, budget_s: float) -> float:
+    """The shortest time of one copy, timed in runs of copies long enough to time."""
+    copy()
+    runs, best, start = 1, float("inf"), time.perf_counter()
+    while time.perf_counter() - start < budget_s:
+        began = time.perf_counter()
+        for _ in range(runs):
+            copy()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        took = (time.perf_counter() - began) / runs
+        best = min(best, took)
+        if took * runs < 20e-6:
+            runs *= 2
+    return best
+
+
+@functools.lru_cache(maxsize=None)
+def roofs(device: torch.device) -> tuple[Roof, ...]:
+    """Every level's roof, smallest first, main memory last; once per process."""
+    if device.type == "cuda":
+        return _cuda_roofs(device)
+    threads = torch.get_num_threads()
+    out = []
+    for name, size, private in cpu_levels():
+        how = f"a copy of {_mb(size // 2)} on " + (f"one thread × {threads}" if private else f"{threads} threads")
+        gbps, source = _kept(name, how, lambda: _level_gbps(size, private, threads, device))
+        out.append(Roof(name, gbps, size * threads if private else size, source, measured=gbps is not None))
+    gbps, source = _kept(MAIN_MEMORY, f"a 256 MB copy on {threads} threads", cpu_copy_gbps)
+    out.append(Roof(MAIN_MEMORY, gbps, None, source))
+    return ordered(tuple(out))
+
+
+def ordered(levels: tuple[Roof, ...]) -> tuple[Roof, ...]:
+    """Each level at least as fast as the next one out: data a cache holds can always move at the
+    slower level's rate, so a measurement below it was disturbed (another tenant, a busy moment),
+    and the next level's rate is kept instead, saying so."""
+    out = list(levels)
+    for i in range(len(out) - 2, -1, -1):
+        mine, outer = out[i], out[i + 1]
+        if mine.gbps is not None and outer.gbps is not None and mine.gbps < outer.gbps:
+            out[i] = Roof(mine.level, outer.gbps, mine.capacity_bytes,
+                          f"{outer.level}'s rate: {mine.level} measured slower ({mine.gbps:.0f} GB/s), "
+                          f"a disturbed measurement ({mine.source})", measured=False)
+    return tuple(out)
+
+
+def _level_gbps(size: int, private: bool, threads: int, device: torch.device) -> float | None:
+    """A private level on one thread, times the threads; a shared one on all of them."""
+    measured = copy_gbps(size // 2, 1 if private else threads, device)
+    return None if measured is None else measured * (threads if private else 1)
+
+
+def _kept(level: str, how: str, measure) -> tuple[float | None, str]:
+    """The level's bandwidth: measured by this worker while the machine has fewer than MEASUREMENTS
+    of it (the best of all kept), else the best kept: each worker need not pay the measurement."""
+    best, times = machine_known(level, ROOFS_FILE)
+    if times >= MEASUREMENTS:
+        return best, f"measured: the best of {times} measurements on this machine, each {how}"
+    mine = measure()
+    if mine is None:
+        return None, f"unknown: {how} is no longer than an empty copy"
+    best, times = machine_best(mine, level, ROOFS_FILE)
+    return best, f"measured: the best of {times} measurements on this machine, each {how} (this worker's: {mine:.0f} GB/s)"
+
+
+def _cuda_roofs(device: torch.device) -> tuple[Roof, ...]:
+    peak, source = peak_bandwidth(device)
+    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
+    out = []
+    if l2:
+        measured = copy_gbps(l2 // 2, 1, device)
+        out.append(Roof("L2", measured, l2, f"measured: the best copy of {_mb(l2 // 2)} on the device, once per worker"
+                        if measured else "unknown: a copy that fits it is no longer than an empty copy",
+                        measured=measured is not None))
+    out.append(Roof(MAIN_MEMORY, peak, None, source, measured=False))
+    return tuple(out)
+
+
+def _mb(nbytes: int) -> str:
+    return f"{nbytes / 1e6:.3g} MB" if nbytes >= 1e6 else f"{nbytes / 1e3:.3g} kB"
