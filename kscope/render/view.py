@@ -339,16 +339,23 @@ def short_level(level: str) -> str:
 
 
 def roofs_note(report: Report) -> str:
-    """"  (roofs: L3 93 GB/s for 12 MB of 110 MB; above it: ...)": the roof each mode is judged
-    against, and why a mode above it can be."""
-    parts = []
-    for mode in (report.eager, report.compiled):
-        judged = report.judged(mode)
-        if mode is None or judged is None or not judged.roof.gbps:
-            continue
-        part = f"{judged.roof.level} {judged.roof.gbps:.0f} GB/s: {judged.why}"
-        if (mode.achieved_gbps or 0) > judged.roof.gbps:
-            part += f"; above it: {judged.above()}"
-        if part not in parts:
-            parts.append(part)
-    return f"  (judged against {' · '.join(parts)})" if parts else ""
+    """"  (roof L3 13 GB/s: working set 16 MB → 12 MB of 110 MB)": the roof the modes are judged
+    against, and why a mode above it can be; "" with no roof."""
+    judged = [(m, report.judged(m)) for m in (report.eager, report.compiled) if m is not None]
+    judged = [(m, j) for m, j in judged if j is not None and j.roof.gbps]
+    if not judged:
+        return ""
+    roofs = {j.roof for _, j in judged}
+    if len(roofs) == 1:
+        roof = judged[0][1].roof
+        sizes = [fmt_bytes(m.working_set_bytes) for m, _ in judged if m.working_set_bytes is not None]
+        held = (f"working set {' → '.join(sizes)} of {fmt_bytes(roof.capacity_bytes)}" if roof.capacity_bytes
+                and sizes else judged[-1][1].why)
+        note = f"roof {roof.level} {roof.gbps:.0f} GB/s: {held}"
+    else:
+        note = "roofs " + ", ".join(f"{name} {j.roof.level} {j.roof.gbps:.0f} GB/s"
+                                    for name, (_, j) in zip(("eager", "compiled"), judged))
+    over = next((j for m, j in judged if (m.achieved_gbps or 0) > j.roof.gbps), None)
+    if over is not None:
+        note += f"; above it: {over.above()}"
+    return f"  ({note})"

@@ -53,6 +53,8 @@ def judged(roofs: tuple[Roof, ...], working_set: int | None, cold: bool = False,
     if not roofs:
         return None
     main = roofs[-1]
+    if len(roofs) == 1:
+        return Judged(main, f"{main.level}, the only roof known")
     if cold:
         return Judged(main, "--cold: caches flushed between calls", _faster(roofs, main))
     if working_set is None:
