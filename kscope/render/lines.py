@@ -18,7 +18,8 @@ NO_LINE = "(no line)"
 def costliest(report: Report, n: int = SHOWN) -> tuple[LineCost, ...]:
     """The n costliest lines (compiled time, else eager: LineCost.hottest_us); the work tied to
     no line is listed among them if it is that costly."""
-    return report.line_costs[:n] if n else report.line_costs
+    costs = report.line_costs or ()  # None: unknown, nothing to list
+    return costs[:n] if n else costs
 
 
 def line_name(cost: LineCost, home: str = "") -> str:

@@ -260,6 +260,10 @@ class Report:
     plan: Plan | None = None
     """While the compiled half compiles: inductor's plan of it (report.plan), with no compiled
     half yet; kept, marked stale, when the run fails after it. None in a finished run's Report."""
+    line_costs_known: bool = True
+    """False where the kernels carry no shares because the kscope that made the Report did not
+    share figures among lines (the codec says so of a Report from before schema 11): what each
+    line cost is unknown (line_costs is None), not nothing."""
     schema: int = SCHEMA
 
     @property
@@ -274,10 +278,11 @@ class Report:
         return self.eager is not None and self.compiled is not None and not self.errors
 
     @functools.cached_property
-    def line_costs(self) -> tuple[LineCost, ...]:
-        """Each line's cost in both modes, costliest first (report.lines); computed once, as a
-        Report never changes (the source tab reads it for every line it draws)."""
-        return line_costs(self.eager, self.compiled)
+    def line_costs(self) -> tuple[LineCost, ...] | None:
+        """Each line's cost in both modes, costliest first (report.lines); None where unknown
+        (line_costs_known). Computed once, as a Report never changes (the source tab reads it for
+        every line it draws)."""
+        return line_costs(self.eager, self.compiled) if self.line_costs_known else None
 
     def transfers(self, nbytes: int | None) -> float | None:
         """Bytes in array-sized transfers (÷ the largest input), the article's measure for arrays in,

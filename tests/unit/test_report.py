@@ -124,3 +124,22 @@ def test_achieved_bandwidth_is_bytes_over_kernel_time_in_decimal_units():
     # unknown bytes or no time: no rate, never 0 GB/s
     assert Kernel("x", 1, 150.0, None, 4).achieved_gbps is None
     assert ModeResult(1, 8, 4, 0.0).achieved_gbps is None
+
+
+def test_a_report_from_before_schema_11_has_its_line_costs_unknown():
+    """Before schema 11 no kernel shared its figures among lines: the codec marks what each line
+    cost as unknown (None), so no view needs the schema number; a current Report with no shares
+    has no costs (an empty tuple). Its JSON is as it was: `line_costs` empty."""
+    from kscope.render.markdown import report_markdown
+
+    d = report_to_dict(_report())
+    now = report_from_dict(d)
+    assert now.line_costs_known and now.line_costs == ()
+    old = {k: v for k, v in d.items() if k != "line_costs"} | {"schema": 10}
+    for mode in ("eager", "compiled"):
+        old[mode] = {**old[mode], "kernels": [{k: v for k, v in x.items() if k != "shares"} for x in old[mode]["kernels"]]}
+    before = report_from_dict(old)
+    assert not before.line_costs_known and before.line_costs is None
+    assert report_to_dict(before)["line_costs"] == [] and report_to_dict(before)["schema"] == 10
+    assert report_from_dict(report_to_dict(before)).line_costs is None
+    assert "Costliest lines" not in report_markdown(before)
