@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from kscope.render.columns import NO_WRAP, Column, Columns, or_unknown
 from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
+from kscope.report.measures import sum_known
 from kscope.report.model import Kernel, ModeResult, Report, RunError
 from kscope.report.speedup import ratio_text
 
@@ -208,14 +209,14 @@ def graph_signature(report: Report | None) -> tuple | None:
 
 
 def round_trips_text(mode: ModeResult | None, unknown: str = "?") -> str:
-    """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet)."""
+    """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet); "1 (?)" when a trip's bytes are unknown."""
     if mode is None:
         return "…"
     if mode.round_trips is None:
         return unknown
     if not mode.round_trips:
         return "0"
-    total = sum(t.bytes or 0 for t in mode.round_trips)
+    total = sum_known(t.bytes for t in mode.round_trips)  # a trip's bytes unknown: the total is, not smaller
     return f"{sum(t.count for t in mode.round_trips)} ({fmt_bytes(total)})"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.kernel import Kernel, RoundTrip
 from kscope.report.lines import LineCost, LineShare, line_costs
-from kscope.report.measures import Traffic
+from kscope.report.measures import Traffic, sum_known
 from kscope.report.phases import PHASES, PhaseTotals, phase_totals
 from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.plan import Plan
@@ -159,8 +159,7 @@ class ModeResult(Traffic):
     @property
     def flops(self) -> int | None:
         """The kernels' FLOPs per call; None when any kernel's are unknown."""
-        values = [k.flops for k in self.kernels]
-        return None if None in values else sum(values)
+        return sum_known(k.flops for k in self.kernels)
 
     @property
     def bytes_known(self) -> int:
@@ -176,8 +175,7 @@ class ModeResult(Traffic):
     def bytes_saved(self) -> int | None:
         """Bytes the forward writes only for backward to read (see Kernel.bytes_saved); None when
         any kernel's is unknown."""
-        values = [k.bytes_saved for k in self.kernels]
-        return None if None in values else sum(values)
+        return sum_known(k.bytes_saved for k in self.kernels)
 
 
 @dataclass(frozen=True)
