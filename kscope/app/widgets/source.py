@@ -102,8 +102,9 @@ class SourcePane(Vertical):
     def _draw(self) -> None:
         report, files = self.report, self.files
         home = report.home
-        costs = report.line_costs
-        self._gutters = bool(costs)  # a Report from before schema 11 has no costs: no gutter
+        known = report.line_costs  # None: unknown (an older kscope's Report), no gutter
+        costs = known or ()
+        self._gutters = bool(costs)
         widest = max((c.hottest_us for c in costs), default=0.0)
         wide = self.size.width >= WIDE or not self.size.width
         self.lit = tuple(sorted({p.line for p in self.places if p.file == self.file}
@@ -121,7 +122,7 @@ class SourcePane(Vertical):
                      for i, ((f, n), c) in enumerate(zip(self.entries, placed))]
             if not shown:
                 shown = [Option(Text("this Report has no costs per line (a kscope before schema 11 made it)"
-                                     if report.schema < 11 else "no line of this run issued work", style="dim"))]
+                                     if known is None else "no line of this run issued work", style="dim"))]
             self._quiet = 0
             options.add_options(shown)
             options.highlighted = 0
@@ -158,10 +159,10 @@ class SourcePane(Vertical):
             return
         file, number = self.entries[int(event.option.id)]
         eager, compiled = kernels_of_line(self.report, number, file)
-        cost = in_file(self.report.line_costs, file).get(number)
+        cost = in_file(self.report.line_costs or (), file).get(number)
         where = f"{file}:{number}" if file != self.report.home else f"line {number}"
         answer = f"{where} → eager: {', '.join(eager) or '—'}; compiled: {', '.join(compiled) or '—'}"
-        if self.report.line_costs:  # a Report from before schema 11 has no costs per line
+        if self.report.line_costs:  # None (unknown: an older kscope's Report) or none at all: nothing to say
             answer += f"\n{line_answer(cost)}"
         self.query_one(".answer", Static).update(answer, layout=False)
         quiet, self._quiet = self._quiet, None
