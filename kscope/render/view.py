@@ -373,7 +373,9 @@ def roofs_note(report: Report) -> str:
     if not judged:
         return ""
     roofs = {j.roof for _, j in judged}
-    if len(roofs) == 1:
+    if not report.roofs:  # a Report before schema 13: main memory's bandwidth alone
+        note = f"main memory {judged[0][1].roof.gbps:.0f} GB/s, the only roof known"
+    elif len(roofs) == 1:
         roof = judged[0][1].roof
         sizes = [fmt_bytes(m.working_set_bytes) for m, _ in judged if m.working_set_bytes is not None]
         held = (f"working set {' → '.join(sizes)} of {fmt_bytes(roof.capacity_bytes)}" if roof.capacity_bytes
