@@ -50,9 +50,10 @@ def help_keys(source: str) -> set[str]:
     return keys
 
 
-def test_question_mark_shows_the_help_with_every_key_and_closes_again():
+def test_question_mark_shows_the_help_listing_every_key_and_q_closes_it():
     """`?`: the help over the panes, its table naming every key the app binds (ctrl+c aside, an
-    alias of q); ? again closes it, and so does q (which there does not quit the app)."""
+    alias of q); q closes it (as ? and escape do) and there does not quit the app. (Opening it costs
+    2-3 s of Markdown on a busy 2-core machine: once.)"""
     app = fixed_app(article_report())
     bound = {"?" if b.key == "question_mark" else b.key for b in KscopeApp.BINDINGS if b.key != "ctrl+c"}
     assert {"n", "f", "b", "o", "k", "[", "]"} <= bound
@@ -65,14 +66,9 @@ def test_question_mark_shows_the_help_with_every_key_and_closes_again():
         assert "Every time you save the file, kscope runs the target eagerly" in screen_text(app)
         missing = bound - help_keys(app.screen.query_one(Markdown).source)
         assert not missing, f"keys the app binds that its help does not list: {sorted(missing)}"
-        for close in ("question_mark", "q"):
-            if close != "question_mark":
-                await pilot.press("question_mark")
-                await pilot.pause()
-                assert isinstance(app.screen, HelpScreen), close
-            await pilot.press(close)
-            await pilot.pause()
-            assert app.screen is main and app.is_running, close
+        await pilot.press("q")  # one binding closes it with ?, q or escape: q, which elsewhere quits
+        await pilot.pause()
+        assert app.screen is main and app.is_running
         assert "Every time you save the file" not in screen_text(app)
 
     drive(app, scenario)
