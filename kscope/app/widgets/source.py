@@ -2,14 +2,13 @@
 kernels it became (and lights them in the kernel tables) and what it cost. A gutter beside each line
 gives its bytes and time per call, eager → compiled, with a bar against the costliest line; `h`
 lists the run's costliest lines of every file instead, hottest first. It moves between the files
-that hold lines of this run ([ and ]): the target's, the user's modules it imports, a library's
-(read-only: kscope never writes a file)."""
+that hold lines of this run (action_step; the app's keys [ and ], kscope.app.links): the target's,
+the user's modules it imports, a library's (read-only: kscope never writes a file)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -31,10 +30,6 @@ class SourcePane(Vertical):
     SourcePane .file { height: 1; color: $text-muted; }
     SourcePane .answer { height: 2; color: $text-muted; }
     """
-    BINDINGS = [
-        Binding("[", "step(-1)", "previous file", show=False),
-        Binding("]", "step(1)", "next file", show=False),
-    ]
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
