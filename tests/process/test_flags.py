@@ -164,6 +164,9 @@ def test_cold_writes_a_cache_sized_buffer_between_timed_calls_outside_the_measur
     rounds, where the warm run of the same target times dozens; yet no median holds a flush (one
     write of 256 MB takes longer than any of them: the figures are the calls' own)."""
     cold, warm = good(ran.cold), good(ran.warm)
+    # recorded, and the kernels judged against main memory, since every call starts from it
+    assert (cold["cold"], warm["cold"]) == (True, False)
+    assert cold["compiled"]["roof"]["level"] == "main memory" and "--cold" in cold["compiled"]["roof"]["why"]
     peak = cold["peak_gbps"] * 1e9  # bytes copied per second, as this worker measured (read + write)
     assert peak > 0
     # less than one flush can take: writing runs no faster than four times the copy's bytes (a copy
