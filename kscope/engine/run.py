@@ -12,7 +12,8 @@ import torch
 from kscope.engine.compiled.half import CompiledRun, CompileFailed, run_compiled
 from kscope.engine.compiled.plan import Planner
 from kscope.engine.eager.half import EagerRun, run_eager
-from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.capture import configure_inductor
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.machine.bandwidth import peak_bandwidth
 from kscope.engine.machine.peak_flops import compute_dtype, peak_flops
 from kscope.engine.measure.timing import retimed, speedup, time_both

@@ -28,8 +28,9 @@ import torch
 from kscope.engine.compiled.half import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager.half import run_eager
 from kscope.engine.inductor.caches import caches_off
-from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.inductor.variants import variant
 from kscope.engine.machine.bandwidth import peak_bandwidth
 from kscope.engine.measure.timing import BUSY, ratios, retimed, time_both, verdict

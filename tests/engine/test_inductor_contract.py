@@ -21,12 +21,9 @@ import torch.nn.functional as F
 from support.paths import write_target
 
 from kscope.engine import run as engine_run
-from kscope.engine.inductor.capture import (
-    TrafficStore,
-    capture_inductor,
-    configure_inductor,
-)
+from kscope.engine.inductor.capture import capture_inductor, configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.run import run
 from kscope.report.place import Place
 from kscope.report.request import RunRequest

@@ -19,14 +19,7 @@ from kscope.engine.eager.half import EagerRun, launch_label, total
 from kscope.engine.eager.round_trips import grouped
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
 from kscope.engine.inductor.caches import caches_off
-from kscope.engine.inductor.capture import (
-    FACTS,
-    Capture,
-    GraphCapture,
-    TrafficStore,
-    capture_inductor,
-    keep_live,
-)
+from kscope.engine.inductor.capture import Capture, GraphCapture, capture_inductor, keep_live
 from kscope.engine.inductor.modes import (
     applied,
     autotune_of,
@@ -39,6 +32,7 @@ from kscope.engine.inductor.provenance import (
     template_labels,
 )
 from kscope.engine.inductor.ran_sizes import has_unbacked, row_bytes, shape_call, solved
+from kscope.engine.inductor.store import FACTS, TrafficStore
 from kscope.engine.measure.profiling import synchronize
 from kscope.engine.measure.timing import Timed
 from kscope.engine.target.loading import Target, code_of

@@ -10,8 +10,9 @@ from kscope.engine.compiled.backend import RecordingBackend
 from kscope.engine.compiled.round_trips import compiled_round_trips
 from kscope.engine.compiled.rows import graph_kernels, graph_phase, plan_rows
 from kscope.engine.eager.round_trips import grouped
-from kscope.engine.inductor.capture import FACTS, Capture, GraphCapture, TrafficStore
+from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import stable_handles
+from kscope.engine.inductor.store import FACTS, TrafficStore
 from kscope.report.plan import Plan, PlanProgress
 
 

@@ -11,7 +11,7 @@ key, logged with its cache hit or miss, is the KEY of the profiler's
 "## Call CompiledFxGraph KEY ##": that is how launches find their graph.
 
 An FX-graph-cache hit logs code and provenance again but no bytes, so bytes seen once are kept in
-a small store keyed by the hash of the generated code (`TrafficStore`).
+a small store keyed by the hash of the generated code (engine.inductor.store.TrafficStore).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import torch
 
@@ -38,7 +37,6 @@ from kscope.engine.inductor.bytes import (
 from kscope.engine.inductor.plan_capture import benchmarking, kernel_progress, nodes_bytes, planned, scheduled_nodes
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed
-from kscope.engine.machine.cache_dir import cache_dir, write_json
 from kscope.report.codec import autotune_to_dict
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
@@ -49,8 +47,6 @@ TRACE_LOGGER = "torch.__trace"
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
 CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 """Where inductor says why it skipped CUDA graphs for a graph (log_cudagraph_skip_and_bump_counter)."""
-FACTS = "-facts"
-"""In kscope's store, beside a graph's kernel bytes: its outputs and inductor's reasons not to fuse."""
 STORE_FORMAT = "kscope-traffic-11\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
@@ -356,27 +352,3 @@ def configure_inductor() -> None:
     ic.cpp.enable_kernel_profile = True
     ic.trace.provenance_tracking_level = 1
     trust_probed()  # this machine's vector ISAs, as inductor's probe found them once (engine.inductor.vec_isa)
-
-
-class TrafficStore:
-    """Per-kernel bytes (GraphCapture.kernel_bytes), kept by hash of the generated code, for
-    cache hits."""
-
-    def __init__(self, root: Path | None = None):
-        self.root = root or cache_dir() / "traffic"
-        self.memory: dict[str, dict[str, dict]] = {}
-
-    def get(self, code_hash: str) -> dict[str, dict] | None:
-        if code_hash in self.memory:
-            return self.memory[code_hash]
-        path = self.root / f"{code_hash}.json"
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        self.memory[code_hash] = data
-        return data
-
-    def put(self, code_hash: str, kernel_bytes: dict[str, dict]) -> None:
-        self.memory[code_hash] = kernel_bytes
-        write_json(self.root / f"{code_hash}.json", kernel_bytes)  # the in-memory copy serves this process anyway
