@@ -26,14 +26,8 @@ from dataclasses import dataclass, field
 import torch
 
 from kscope.engine.inductor.autotune import autotune_timings
-from kscope.engine.inductor.bytes import (
-    NodeBytes,
-    assign_to_kernels,
-    current_graph,
-    node_bytes,
-    saved_for_backward,
-    symbolic_sizes,
-)
+from kscope.engine.inductor.bytes import NodeBytes, current_graph, node_bytes, saved_for_backward, symbolic_sizes
+from kscope.engine.inductor.kernel_bytes import assign_to_kernels
 from kscope.engine.inductor.plan_capture import benchmarking, kernel_progress, nodes_bytes, planned, scheduled_nodes
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed

@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from kscope.engine.inductor.bytes import assign_to_kernels, node_bytes, size_hints
+from kscope.engine.inductor.bytes import node_bytes, size_hints
+from kscope.engine.inductor.kernel_bytes import assign_to_kernels
 from kscope.engine.target.loading import Target, code_of
 
 
