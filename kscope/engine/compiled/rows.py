@@ -9,9 +9,11 @@ from collections import defaultdict
 
 from kscope.engine.compiled.backend import RecordingBackend
 from kscope.engine.compiled.graph_calls import launch_graphs
+from kscope.engine.dispatch.accounting import AccountedFigures
 from kscope.engine.eager.half import launch_label
 from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import CompiledKernel, compiled_kernels
+from kscope.engine.inductor.ran_sizes import RanBytes
 from kscope.report.lines import shared
 from kscope.report.model import Kernel
 from kscope.report.place import Place, sorted_places
@@ -23,14 +25,15 @@ def kernel_rows(
     calls: int,
     graphs: Capture,
     kernels_of: list[list[CompiledKernel]],
-    eager_per_launch: dict,
+    eager_per_launch: dict[tuple[str, str], AccountedFigures],
     graph_phases: list[str] | None = None,
-    ran: dict[tuple, tuple[int, int, int]] | None = None,
+    ran: dict[tuple, RanBytes] | None = None,
 ) -> tuple[list[Kernel], list[tuple[str, str | None]]]:
     """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A launch's phase is its graph's (backward graph,
-    optimizer step) when it ran in one, else what the trace says (see kernels). `ran`: row -> (read,
-    written, launches) of a library call or a custom op's body as one call with shapes recorded
-    ran it (ran_sizes.row_bytes)."""
+    optimizer step) when it ran in one, else what the trace says (see kernels). `eager_per_launch`:
+    one launch's figures, as dispatch accounting gave them, of the ops eager ran and of those that
+    ran outside the graphs. `ran`: the bytes of a library call or a custom op's body as one call
+    with shapes recorded ran it (ran_sizes.row_bytes)."""
     graph_of = launch_graphs(timed, graphs, kernels_of)
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
@@ -49,19 +52,20 @@ def kernel_rows(
         read = written = saved = flops = None
         lines = {line for k in matches for line in k.lines}
         weights = match_weights(matches)
-        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines, flops)
+        accounted = eager_per_launch.get((phase, name))
+        recorded = (ran or {}).get((graph, phase, name))
         if accounted is not None and is_custom_op(name):
             # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
             # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
             # temporary that add reads back), not its inputs and outputs (inductor's).
-            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
-            lines.update(accounted[2])
-            weights = even(accounted[2])
+            read, written = round(accounted.bytes_read * per_call), round(accounted.bytes_written * per_call)
+            lines.update(accounted.lines)
+            weights = even(accounted.lines)
             flops = _times(accounted, per_call)
-        elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
+        elif recorded is not None and recorded.launches == per_call:
             # a library call, or the body of a custom op eager never ran: from the shapes recorded
             # for its calls, as many as ran in each timed call
-            read, written, _ = ran[graph, phase, name]
+            read, written = recorded.bytes_read, recorded.bytes_written
             if not is_custom_op(launches[0].owner_name or ""):  # a body op's match is its custom op's call
                 saved = _saved(matches, _first_of_each_owner(launches) / calls)
         elif matches and all(k.bytes_read is not None for k in matches):
@@ -74,9 +78,9 @@ def kernel_rows(
             if all(k.flops is not None for k in matches):
                 flops = round(sum(k.flops for k in matches) * firsts / len(matches))
         elif accounted is not None and not matches:  # outside the graphs: the same op accounted
-            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
-            lines.update(accounted[2])
-            weights = even(accounted[2])
+            read, written = round(accounted.bytes_read * per_call), round(accounted.bytes_written * per_call)
+            lines.update(accounted.lines)
+            weights = even(accounted.lines)
             flops = _times(accounted, per_call)
         if read is None:
             unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
@@ -150,10 +154,9 @@ def measured_lines(launches: list[Launch], matches: list[CompiledKernel], calls:
     return times, {place: n / calls for place, n in counts.items()}
 
 
-def _times(accounted: tuple, per_call: float) -> int | None:
+def _times(accounted: AccountedFigures, per_call: float) -> int | None:
     """One accounted launch's FLOPs, as many times as the row launches per call; None: unknown."""
-    flops = accounted[3] if len(accounted) > 3 else None
-    return None if flops is None else round(flops * per_call)
+    return None if accounted.flops is None else round(accounted.flops * per_call)
 
 
 def even(places) -> dict[Place | None, tuple[float, float]]:
