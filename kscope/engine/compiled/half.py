@@ -19,7 +19,7 @@ from kscope.engine.eager.half import EagerRun, launch_label, total
 from kscope.engine.eager.round_trips import grouped
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
 from kscope.engine.inductor.caches import caches_off
-from kscope.engine.inductor.capture import Capture, GraphCapture, capture_inductor, keep_live
+from kscope.engine.inductor.capture import Capture, GraphCapture, GraphFacts, capture_inductor, keep_live
 from kscope.engine.inductor.modes import (
     applied,
     autotune_of,
@@ -32,7 +32,7 @@ from kscope.engine.inductor.provenance import (
     template_labels,
 )
 from kscope.engine.inductor.ran_sizes import has_unbacked, row_bytes, shape_call, solved
-from kscope.engine.inductor.store import FACTS, TrafficStore
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.measure.profiling import synchronize
 from kscope.engine.measure.timing import Timed
 from kscope.engine.target.loading import Target, code_of
@@ -100,7 +100,7 @@ def run_compiled(
         # data-dependent sizes, and custom ops eager never ran: read off one call's recorded shapes
         keep_live(fresh)  # a cache hit of a graph with symbolic sizes counted again in this process
         # (a cache hit kscope's store has no bytes for may have some: it is compiled again below)
-        dependent = any(_data_dependent(g, store) or (g.code and g.nodes is None and store.get(g.code_hash) is None)
+        dependent = any(_data_dependent(g, store) or (g.code and g.nodes is None and store.graph_bytes(g.code_hash) is None)
                         for g in reuse.graphs + list(fresh))
         timed = timing.trace.only("c")
         shapes = shape_call(call, device, dependent, timed, eager.per_launch, eager.dispatched)
@@ -112,13 +112,13 @@ def run_compiled(
 
     source, notes = _fill_bytes(fresh, store, target, device, options)
     for g in fresh:
-        g.restore_provenance(store.get(g.code_hash))
+        g.restore_provenance(store.graph_bytes(g.code_hash))
     graphs = Capture()
     graphs += reuse.graphs + list(fresh)
     graphs.recompiles = fresh.recompiles
     reuse.graphs = list(graphs)
     # a graph compiled for dynamic shapes is counted at the sizes of this call
-    bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash) for g in graphs]
+    bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.graph_bytes(g.code_hash) for g in graphs]
     kernels_of = [graph_kernels(g, rows, backend) for g, rows in zip(graphs, bytes_of)]
     phases = [graph_phase(g, backend) for g in graphs]
     notes += outside_notes
@@ -139,7 +139,7 @@ def run_compiled(
                              lambda x: is_custom_op(x.composite or "") or shape_graph.get((x.call, x.region)) in at_ran)
     kernels, unknown = kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases, ran_rows)
     ran = launch_graphs(timed, graphs, kernels_of)
-    facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)
+    facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.facts(graphs[i].code_hash)
              for i in sorted({g for g in ran.values() if g is not None})}
     notes += _unknown_notes(unknown) + guessed_graphs(timed, graphs, kernels_of)
     graphed = cuda_graphs_of(options, device, timed, calls, fresh.cudagraph_skips, cudagraph_skips() - skips_before)
@@ -210,9 +210,9 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
         if not g.code:
             continue
         if g.nodes is not None:
-            store.put(g.code_hash, g.kernel_bytes())
-            store.put(g.code_hash + FACTS, g.facts())
-        elif store.get(g.code_hash) is None or (_data_dependent(g, store) and g.live is None):
+            store.put_graph_bytes(g.code_hash, g.kernel_bytes())
+            store.put_facts(g.code_hash, g.facts())
+        elif store.graph_bytes(g.code_hash) is None or (_data_dependent(g, store) and g.live is None):
             missing = True
     source = (
         "inductor's bytes per scheduler node, tied to kernels by provenance; "
@@ -229,13 +229,14 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
             synchronize(device)
         for g in fresh:
             if g.code and g.nodes is not None:
-                store.put(g.code_hash, g.kernel_bytes())
-                store.put(g.code_hash + FACTS, g.facts())
+                store.put_graph_bytes(g.code_hash, g.kernel_bytes())
+                store.put_facts(g.code_hash, g.facts())
         keep_live(list(fresh) + list(graphs))  # the same code: the same graph, to count again at other sizes
         source += " (recompiled without inductor's cache to count bytes)"
     notes = []
     for g in graphs:
-        stray = (store.get(g.code_hash) or {}).get("", {}).get("read")
+        stored = store.graph_bytes(g.code_hash)
+        stray = stored.stray if stored is not None else 0
         if stray:
             notes.append(f"compiled: inductor counted {stray:,} B in graph {g.compile_id} that kscope could not tie to a kernel")
     return source, notes
@@ -243,11 +244,11 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
 
 def _data_dependent(g: GraphCapture, store: TrafficStore) -> bool:
     """A graph with data-dependent sizes: its live graph has some, or its stored bytes say so."""
-    stored = (store.get(g.code_hash) or {}).values() if g.code else ()
-    return has_unbacked(g) or any(v.get("unknown") == DATA_DEPENDENT for v in stored)
+    stored = store.graph_bytes(g.code_hash) if g.code else None
+    return has_unbacked(g) or any(k.unknown == DATA_DEPENDENT for k in (stored.kernels.values() if stored else ()))
 
 
-def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, dict | None]):
+def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, GraphFacts | None]):
     """The round trips of the graphs that ran (their indexes: `facts`' keys), largest first; None
     when one graph's are unknown."""
     trips = []

@@ -42,6 +42,19 @@ from kscope.engine.inductor.sizes import hint, iterations
 _TMP = re.compile(r"\btmp\d+\b")
 
 
+@dataclass(frozen=True)
+class Correction:
+    """One of kscope's corrections to inductor's count for a node (see the module docstring)."""
+
+    rule: str
+    """"gather", "constant" or "unused output"."""
+    buffer: str
+    inductor: int
+    """Inductor's count for it, in bytes."""
+    kscope: int
+    """kscope's, in bytes."""
+
+
 @dataclass
 class NodeBytes:
     kind: str
@@ -53,8 +66,7 @@ class NodeBytes:
     written: int | None
     inductor_total: int
     """Inductor's own count for the node (`get_read_write_buffers_sizes`), before any correction."""
-    corrections: list[dict] = field(default_factory=list)
-    """{"rule": "gather" | "unused output", "buffer", "inductor", "kscope"}, in bytes."""
+    corrections: list[Correction] = field(default_factory=list)
     copies: list[str] = field(default_factory=list)
     """What a node that only copies reads: graph inputs ("primals_2") or buffers ("buf3")."""
     layout: str | None = None
@@ -147,7 +159,7 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     for name, inductor_count in reads.items():
         gathered = _gathered_bytes(node, name)
         if gathered is not None and gathered != inductor_count:
-            out.corrections.append({"rule": "gather", "buffer": name, "inductor": inductor_count, "kscope": gathered})
+            out.corrections.append(Correction("gather", name, inductor_count, gathered))
             out.read += gathered - inductor_count
     fallback, unsure = _fallback_only(node.node) if kind == "extern" else (set(), None)
     if unsure:  # counting each frozen weight it is handed could count one it never reads
@@ -160,13 +172,13 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
         const = getattr(V.graph, "constants", {}).get(name)
         if name not in reads and name not in fallback and isinstance(const, torch.Tensor):
             nbytes = const.numel() * const.element_size()
-            out.corrections.append({"rule": "constant", "buffer": name, "inductor": 0, "kscope": nbytes})
+            out.corrections.append(Correction("constant", name, 0, nbytes))
             out.read += nbytes
     if kind == "extern" and isinstance(node.node, ir.FallbackKernel):
         each = [_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None))]
         every = None if None in each else sum(each)
         if every is not None and every > written:
-            out.corrections.append({"rule": "unused output", "buffer": node.get_name(), "inductor": written, "kscope": every})
+            out.corrections.append(Correction("unused output", node.get_name(), written, every))
             out.written = every
     if kind == "kernel" and all(_only_copies(sn) for sn in node.get_nodes()):
         out.copies = sorted({dep.name for dep in node.read_writes.reads})
