@@ -44,21 +44,20 @@ def _launch_places(done: Accounted) -> tuple[dict[tuple, list], dict[tuple, dict
     return order, moved
 
 
-def _measured(timed: TraceSummary, order: dict[tuple, list], calls: int) -> tuple[dict, set]:
-    """Per row, per place: the measured time per call; and the rows some call of which could not
-    be matched launch for launch (their unmatched time is under the key None, to share by bytes)."""
+def _measured(timed: TraceSummary, order: dict[tuple, list], calls: int) -> tuple[dict, dict[tuple, float]]:
+    """Per row, per place: the measured time per call; and per row some call of which could not
+    be matched launch for launch, the time per call of those calls (to share by bytes)."""
     per_call: dict[str | None, dict[tuple, list[Launch]]] = {}
     for launch in timed.launches:
         per_call.setdefault(launch.segment, {}).setdefault((launch.phase, launch_label(launch)), []).append(launch)
     times: dict[tuple, dict] = {}
-    unmatched: set[tuple] = set()
+    unmatched: dict[tuple, float] = {}
     for rows in per_call.values():
         for key, launches in rows.items():
             mine = times.setdefault(key, {})
             places = order.get(key, [])
             if len(places) != len(launches):
-                unmatched.add(key)
-                mine["unmatched"] = mine.get("unmatched", 0.0) + sum(x.dur_us for x in launches) / calls
+                unmatched[key] = unmatched.get(key, 0.0) + sum(x.dur_us for x in launches) / calls
                 continue
             for place, launch in zip(places, launches):
                 mine[place] = mine.get(place, 0.0) + launch.dur_us / calls
@@ -86,7 +85,7 @@ class LineShares:
         reads = _split(read, [bytes_at.get(p, [0, 0])[0] for p in places])
         writes = _split(written, [bytes_at.get(p, [0, 0])[1] for p in places])
         measured = self.times.get(key, {})
-        rest = measured.get("unmatched", 0.0)
+        rest = self.unmatched.get(key, 0.0)
         moved_at = [sum(bytes_at.get(p, [0, 0])) for p in places]
         shares = []
         for i, p in enumerate(places):
