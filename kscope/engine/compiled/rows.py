@@ -161,12 +161,12 @@ def match_weights(matches: list[CompiledKernel]) -> dict[Place | None, tuple[flo
     scaled to its bytes where they are known, so two kernels of one row count by their size."""
     out: dict[Place | None, list[float]] = {}
     for k in matches:
-        total_r = sum(r for _, r, _ in k.weights) or 1.0
-        total_w = sum(w for _, _, w in k.weights) or 1.0
-        for place, r, w in k.weights:
-            entry = out.setdefault(place, [0.0, 0.0])
-            entry[0] += r / total_r * (k.bytes_read if k.bytes_read is not None else 1.0)
-            entry[1] += w / total_w * (k.bytes_written if k.bytes_written is not None else 1.0)
+        total_r = sum(w.read for w in k.weights) or 1.0
+        total_w = sum(w.written for w in k.weights) or 1.0
+        for w in k.weights:
+            entry = out.setdefault(w.place, [0.0, 0.0])
+            entry[0] += w.read / total_r * (k.bytes_read if k.bytes_read is not None else 1.0)
+            entry[1] += w.written / total_w * (k.bytes_written if k.bytes_written is not None else 1.0)
     return {p: (r, w) for p, (r, w) in out.items()}
 
 
@@ -186,7 +186,7 @@ def measured_lines(launches: list[Launch], matches: list[CompiledKernel], calls:
     counts: dict = {}
     for ran in per_call.values():
         for k, launch in zip(matches, ran):
-            place = k.weights[0][0]
+            place = k.weights[0].place
             times[place] = times.get(place, 0.0) + launch.dur_us / calls
             counts[place] = counts.get(place, 0) + 1
     return times, {place: n / calls for place, n in counts.items()}

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kscope.engine.inductor.node_lines import line_weights, parse_graph, reader_places
+from kscope.engine.inductor.node_lines import LineWeight, line_weights, parse_graph, reader_places
 from kscope.engine.target.project import place_of
 from kscope.report.place import Place, sorted_places
 
@@ -59,9 +59,8 @@ class CompiledKernel:
     """Why its bytes are unknown, where kscope knows (a data-dependent size)."""
     flops: int | None = None
     """Inductor's FLOPs for it, per run (engine.inductor.node_flops); None: unknown."""
-    weights: tuple[tuple[Place | None, float, float], ...] = ()
-    """(place, read weight, written weight) of its lines: how its bytes are shared among them
-    (engine.inductor.node_lines)."""
+    weights: tuple[LineWeight, ...] = ()
+    """How its bytes are shared among its lines (engine.inductor.node_lines)."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -173,7 +172,7 @@ def compiled_kernels(
                                rw.traces if rw is not None else None, caller)
         if not lines:
             lines = reader_places(post_nodes, graph_nodes, all_traces, own_traces, caller)
-            weights = tuple((p, 1.0, 1.0) for p in lines) or weights
+            weights = tuple(LineWeight(p, 1.0, 1.0) for p in lines) or weights
         out.append(
             CompiledKernel(
                 handle=handle,
