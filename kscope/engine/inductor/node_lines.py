@@ -65,6 +65,16 @@ class GraphNodes:
     """Placeholders and nodes that are symbols, not tensors ("Sym(s0)"): read from no memory."""
 
 
+@dataclass(frozen=True)
+class LineWeight:
+    """How much of a kernel's bytes one of its lines takes: weights, shared in proportion."""
+
+    place: Place | None
+    """None: a node of the kernel with no line of its own, where the kernel has several."""
+    read: float
+    written: float
+
+
 def type_bytes(text: str | None) -> int | None:
     """Bytes of a tensor typed as FX prints it ("f32[1000000][1]cpu"); None if unknown."""
     m = _TYPE.match(text or "")
@@ -215,8 +225,8 @@ def _stores(mine: list[str], graph: GraphNodes) -> dict[str, float | None]:
 
 def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], lines: tuple[Place, ...],
                  own: dict[str, str] | None = None, caller: tuple[tuple[str, int], ...] = ()
-                 ) -> tuple[tuple[Place | None, float, float], ...]:
-    """(place, read weight, written weight) of one kernel's lines (see the module docstring).
+                 ) -> tuple[LineWeight, ...]:
+    """The weights of one kernel's lines (see the module docstring).
     `lines`: the kernel's places, one of which a node with no line of its own takes when it is
     the only one; `own`: each node's own stack trace, where kscope kept it; `caller`: the frames
     that called the frame dynamo traced (provenance.places). Where a size the
@@ -248,4 +258,4 @@ def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], li
             entry = out.setdefault(p, [0.0, 0.0])
             entry[0] += per_node[n][0] / len(at)
             entry[1] += per_node[n][1] / len(at)
-    return tuple((p, r, w) for p, (r, w) in out.items())
+    return tuple(LineWeight(p, r, w) for p, (r, w) in out.items())
