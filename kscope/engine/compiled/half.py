@@ -15,11 +15,12 @@ from kscope.engine.compiled.plan import Planner
 from kscope.engine.compiled.round_trips import compiled_round_trips
 from kscope.engine.compiled.rows import graph_kernels, graph_phase, kernel_rows, row_key
 from kscope.engine.dispatch.accounting import AccountedFigures, outside_graphs
-from kscope.engine.eager.half import EagerRun, launch_label, total
+from kscope.engine.eager.half import EagerRun, launch_label
 from kscope.engine.eager.round_trips import grouped
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
 from kscope.engine.inductor.caches import caches_off
 from kscope.engine.inductor.capture import Capture, GraphCapture, GraphFacts, capture_inductor, keep_live
+from kscope.engine.inductor.kernel_bytes import GraphBytes
 from kscope.engine.inductor.modes import (
     applied,
     autotune_of,
@@ -27,7 +28,6 @@ from kscope.engine.inductor.modes import (
     cudagraph_skips,
 )
 from kscope.engine.inductor.numbering import fresh_compile_state
-from kscope.engine.inductor.kernel_bytes import GraphBytes
 from kscope.engine.inductor.provenance import CompiledKernel, stable_handles, template_labels
 from kscope.engine.inductor.ran_sizes import RanBytes, has_unbacked, row_bytes, shape_call, solved
 from kscope.engine.inductor.store import TrafficStore
@@ -35,6 +35,7 @@ from kscope.engine.measure.profiling import synchronize
 from kscope.engine.measure.timing import Timed
 from kscope.engine.target.loading import Target, code_of
 from kscope.report.compile import CompileOptions
+from kscope.report.measures import sum_known
 from kscope.report.model import ModeResult, Recompile
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import TraceSummary, is_custom_op
@@ -91,8 +92,8 @@ def run_compiled(
         notes.append(f"compiled ({options.mode}): {graphed.line()}")
     result = ModeResult(
         launches=len(ran.timed.launches) / calls,
-        bytes_read=total(k.bytes_read for k in kernels),
-        bytes_written=total(k.bytes_written for k in kernels),
+        bytes_read=sum_known(k.bytes_read for k in kernels),
+        bytes_written=sum_known(k.bytes_written for k in kernels),
         kernel_time_us=sum(k.time_us for k in kernels),
         kernels=tuple(kernels),
         memcpy=round(ran.timed.memcpy / calls),

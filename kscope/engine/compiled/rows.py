@@ -16,6 +16,7 @@ from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import CompiledKernel, compiled_kernels
 from kscope.engine.inductor.ran_sizes import RanBytes
 from kscope.report.lines import shared
+from kscope.report.measures import sum_known
 from kscope.report.model import Kernel
 from kscope.report.place import Place, sorted_places
 from kscope.trace.kernels import Launch, TraceSummary, is_custom_op
@@ -99,7 +100,8 @@ def _from_inductor(matches: list[CompiledKernel], firsts: float) -> _RowFigures:
     def per_call(total: int) -> int:
         return round(total * firsts / len(matches))
 
-    flops = per_call(sum(k.flops for k in matches)) if all(k.flops is not None for k in matches) else None
+    flops = sum_known(k.flops for k in matches)
+    flops = None if flops is None else per_call(flops)
     return _RowFigures(per_call(sum(k.bytes_read for k in matches)), per_call(sum(k.bytes_written for k in matches)),
                        _saved(matches, firsts), flops)
 
@@ -211,9 +213,8 @@ def _saved(matches: list[CompiledKernel], firsts: float) -> int | None:
     """What a row's kernels write only for backward, `firsts` times a call (None: not known).
     Which outputs are saved does not depend on the sizes a library call ran at (their bytes do:
     the count is inductor's, at the sizes it compiled for)."""
-    if not matches or any(k.bytes_saved is None for k in matches):
-        return None
-    return round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+    saved = sum_known(k.bytes_saved for k in matches) if matches else None
+    return None if saved is None else round(saved * firsts / len(matches))
 
 
 def _first_of_each_owner(launches: list[Launch]) -> int:
@@ -282,7 +283,7 @@ def plan_rows(graphs: list[GraphCapture], kernels_of: list[list[CompiledKernel]]
                 **generated(matches),
                 phase=phase,
                 bytes_saved=saved if phase == "forward" else 0,
-                flops=sum(k.flops for k in matches) if all(k.flops is not None for k in matches) else None,
+                flops=sum_known(k.flops for k in matches),
             )
         )
     return rows

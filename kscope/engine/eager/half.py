@@ -23,6 +23,7 @@ from kscope.engine.eager.round_trips import eager_round_trips
 from kscope.engine.measure.profiling import Keep, profile_calls, synchronize
 from kscope.engine.measure.timing import kernel_samples, retimed
 from kscope.engine.target.loading import Target
+from kscope.report.measures import sum_known
 from kscope.report.model import Kernel, ModeResult
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary
@@ -70,8 +71,8 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
     ws = working_set(mode.ops, done.returned)
     result = retimed(ModeResult(
         launches=len(timed.launches) / calls,
-        bytes_read=total(k.bytes_read for k in kernels),
-        bytes_written=total(k.bytes_written for k in kernels),
+        bytes_read=sum_known(k.bytes_read for k in kernels),
+        bytes_written=sum_known(k.bytes_written for k in kernels),
         kernel_time_us=sum(k.time_us for k in kernels),
         kernels=tuple(kernels),
         memcpy=round(timed.memcpy / calls),
@@ -97,12 +98,6 @@ def _row_names(accounting: TraceSummary, by_owner: dict[int, list]):
     """op -> the name of the kernel row its launch is in ("aten::matmul › mm")."""
     label = {op.marker: launch_label(launch) for launch in accounting.launches for op in by_owner.get(launch.owner, ())}
     return lambda op: label.get(op.marker, op.op.replace(".", "::", 1))
-
-
-def total(values) -> int | None:
-    """Sum of per-kernel bytes; unknown (None) when any of them is."""
-    values = list(values)
-    return None if any(v is None for v in values) else sum(values)
 
 
 def _unknown_notes(kernels: list[Kernel], per_name: dict[tuple[str, str], AccountedFigures]) -> list[str]:

@@ -38,6 +38,7 @@ import torch
 
 from kscope.engine.inductor.node_flops import node_flops
 from kscope.engine.inductor.sizes import hint, iterations
+from kscope.report.measures import sum_known
 
 _TMP = re.compile(r"\btmp\d+\b")
 
@@ -220,8 +221,7 @@ def _unused_output(node, counted: NodeBytes) -> list[Correction]:
 
     if counted.kind != "extern" or not isinstance(node.node, ir.FallbackKernel):
         return []
-    each = [_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None))]
-    every = None if None in each else sum(each)
+    every = sum_known(_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None)))
     if every is None or every <= counted.written:
         return []
     return [Correction(UNUSED_OUTPUT, node.get_name(), counted.written, every)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kscope.engine.inductor.bytes import Correction, NodeBytes
+from kscope.report.measures import sum_known
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,10 @@ def assign_to_kernels(handles: list[tuple[str, str, frozenset[str]]], nodes: lis
 def summed(nodes: list[NodeBytes]) -> KernelBytes:
     """One kernel's bytes from those of its nodes, in the order inductor generated them."""
     return KernelBytes(
-        read=_total(n.read for n in nodes),
-        written=_total(n.written for n in nodes),
-        saved=_total(n.saved for n in nodes),
-        flops=_total(n.flops for n in nodes) if nodes else None,
+        read=sum_known(n.read for n in nodes),
+        written=sum_known(n.written for n in nodes),
+        saved=sum_known(n.saved for n in nodes),
+        flops=sum_known(n.flops for n in nodes) if nodes else None,
         unknown=next((n.unknown for n in nodes if n.unknown), None),
         corrections=tuple(c for n in nodes for c in n.corrections),
         copies=tuple(c for n in nodes for c in n.copies),
@@ -95,9 +96,3 @@ def summed(nodes: list[NodeBytes]) -> KernelBytes:
         reduced=tuple(buf for n in nodes if n.reduction for buf in n.outputs),
         traces={node: trace for n in nodes for node, trace in n.traces.items()},
     )
-
-
-def _total(values) -> int | None:
-    """A sum; unknown (None) where one of the values is."""
-    values = list(values)
-    return None if None in values else sum(values)

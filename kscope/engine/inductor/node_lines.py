@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from kscope.engine.target.project import place_of
+from kscope.report.measures import sum_known
 from kscope.report.place import Place, sorted_places
 
 # add: "f32[1000000][1]cpu" = torch.ops.aten.add.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None
@@ -212,14 +213,13 @@ def _stores(mine: list[str], graph: GraphNodes) -> dict[str, float | None]:
             dst, src = graph.args[n][:2]
             size = graph.nbytes.get(dst)
             who = src if src in inside else n
-            out[who] = None if size is None or out.get(who, 0.0) is None else out.get(who, 0.0) + size
+            out[who] = sum_known((out.get(who, 0.0), size))
             continue
         if n in graph.outputs or graph.users.get(n, set()) - inside:
             size = graph.nbytes.get(n)
             if size is None and graph.users.get(n):  # a node of several outputs: its getitems'
-                parts = [graph.nbytes.get(u) for u in graph.users[n]]
-                size = None if None in parts else sum(parts)
-            out[n] = None if size is None or out.get(n, 0.0) is None else out.get(n, 0.0) + size
+                size = sum_known(graph.nbytes.get(u) for u in graph.users[n])
+            out[n] = sum_known((out.get(n, 0.0), size))
     return out
 
 
