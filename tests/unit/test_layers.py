@@ -169,6 +169,14 @@ def test_no_file_over_400_lines(folder):
     assert not long, long
 
 
+def test_no_function_over_60_lines():
+    """Long functions are split into named steps (issue 35)."""
+    long = {f"{p.relative_to(REPO)}:{n.name}": n.end_lineno - n.lineno + 1 for p in PACKAGE.rglob("*.py")
+            for n in ast.walk(ast.parse(p.read_text()))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60}
+    assert not long, long
+
+
 def test_every_folder_of_the_package_is_a_package():
     """No namespace packages: each folder says what it is in its __init__.py's docstring."""
     for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
