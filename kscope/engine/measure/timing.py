@@ -59,12 +59,12 @@ CALL_MIN_S, CALL_BUDGET_S, CALL_MAX_ROUNDS = 0.005, 0.3, 200
 BUSY = 0.25
 """Share of the CPU time the timed calls' threads wanted that they spent waiting for it, past which
 the verdict is "busy". Measured on 2 cores (benchmarks/verdict_rate.py --probe, the live app on the
-seed, docs/speed.md): kscope ahead of the machine's other work (its sessions at nice -20; what is
-left of the others' load is in the figures) 0.04-0.21, median 0.07-0.09 (14 timings); beside one
-busy loop as far ahead 0.54-0.57, two 0.68-0.77; beside a shared machine's load (3-4 other
-engineers' tests, load average 6-10) 0.72-0.80. A busy loop sharing a core evenly with the calls
-takes a third of their time at the least (two threads on two cores and one loop: each thread runs
-2/3 of the time), 1/2 with Linux's per-session groups: past BUSY either way."""
+seed, 2026-12-03, docs/speed.md): with kscope's sessions ahead of the machine's other work (nice
+-20; what the others still ran is in the figures) 0.02-0.22 in 49 timings of 50, medians 0.06-0.09,
+and 0.42 in one while three other processes ran 116 ms of its 147 ms; beside one busy loop as far
+ahead 0.54-0.57, two 0.68-0.77; in a test's process beside two (pinned or not, in sessions of their own or its) 0.74-0.79. A busy
+loop sharing the cores evenly with two timed threads takes a third of their time (each runs 2/3
+of it), half where Linux groups each session's tasks: past BUSY either way."""
 FLUSH_BYTES = 256 << 20
 """--cold: a buffer larger than any L2 / last-level cache, written between timed calls."""
 
