@@ -62,9 +62,9 @@ the verdict is "busy". Measured on 2 cores (benchmarks/verdict_rate.py --probe, 
 seed, 2026-12-03, docs/speed.md): with kscope's sessions ahead of the machine's other work (nice
 -20; what the others still ran is in the figures) 0.02-0.22 in 49 timings of 50, medians 0.06-0.09,
 and 0.42 in one while three other processes ran 116 ms of its 147 ms; beside one busy loop as far
-ahead 0.54-0.57, two 0.68-0.77; in a test's process beside two (pinned or not, in sessions of their own or its) 0.74-0.79. A busy
-loop sharing the cores evenly with two timed threads takes a third of their time (each runs 2/3
-of it), half where Linux groups each session's tasks: past BUSY either way."""
+ahead 0.54-0.57, two 0.68-0.77; in a test's process beside two (pinned or not, in sessions of their
+own or its) 0.74-0.79. A busy loop sharing the cores evenly with two timed threads takes a third of
+their time (each runs 2/3 of it), half where Linux groups each session's tasks: past BUSY either way."""
 FLUSH_BYTES = 256 << 20
 """--cold: a buffer larger than any L2 / last-level cache, written between timed calls."""
 
