@@ -6,7 +6,8 @@ experts 1-3 (the rest drop their second choice: expert 4 is none). Per expert, `
 tokens (a count inductor knows only as it runs: an unbacked size), `x[idx] @ W[e]` multiplies them
 (an mm of data-dependent rows) and `index_add_` adds them back. Inductor's hint for such a size is
 a guess (8192 rows); kscope reads the counts off the shapes recorded for one call of the library
-calls, and has inductor count every kernel again at them."""
+calls, and has inductor count every kernel again at them. Each mode's total is checked against the
+shapes too, not only against the sum of its rows (the code's own sum)."""
 
 from __future__ import annotations
 
@@ -69,24 +70,36 @@ def _check_routing(r) -> None:
     # Library calls, from their recorded shapes: mm reads the tokens and the expert's weights and
     # writes a row per token; nonzero reads the N x 2 mask and writes (count, 2) int64 indices.
     mm, nonzero = rows["aten::mm"], rows["aten::nonzero"]
+    mm_bytes = (sum(u * D * F32 + D * H * F32 for u in counts), sum(u * H * F32 for u in counts))
+    nonzero_bytes = (E * N * 2 * BOOL, sum(u * 2 * I64 for u in counts))
     assert mm.launches == nonzero.launches == E
-    assert mm.bytes_read == sum(u * D * F32 + D * H * F32 for u in counts)
-    assert mm.bytes_written == sum(u * H * F32 for u in counts)
-    assert nonzero.bytes_read == E * N * 2 * BOOL
-    assert nonzero.bytes_written == sum(u * 2 * I64 for u in counts)
+    assert (mm.bytes_read, mm.bytes_written) == mm_bytes
+    assert (nonzero.bytes_read, nonzero.bytes_written) == nonzero_bytes
 
     # Generated kernels, inductor's count at the counts that ran: the masks (chosen == e: reads
     # chosen, writes N x 2 bools per expert), the zeros, and per expert a gather of its tokens
     # (reads its indices and rows, writes the rows) and an index_add (reads the indices, the mm's
     # rows and the rows of `out` it adds to, writes those).
     generated = [k for k in r.compiled.kernels if k.kind == "kernel"]
-    assert sum(k.bytes_read for k in generated) == N * 2 * I64 + sum(
-        (u * 2 * I64 + u * D * F32) + (u * 2 * I64 + 2 * u * H * F32) for u in counts
+    generated_bytes = (
+        N * 2 * I64 + sum((u * 2 * I64 + u * D * F32) + (u * 2 * I64 + 2 * u * H * F32) for u in counts),
+        E * N * 2 * BOOL + N * H * F32 + sum(u * D * F32 + u * H * F32 for u in counts),
     )
-    assert sum(k.bytes_written for k in generated) == E * N * 2 * BOOL + N * H * F32 + sum(
-        u * D * F32 + u * H * F32 for u in counts
-    )
+    assert (sum(k.bytes_read for k in generated), sum(k.bytes_written for k in generated)) == generated_bytes
     assert r.compiled.bytes_read == sum(k.bytes_read for k in r.compiled.kernels)
+    # The mode's total from the shapes: the library calls and the generated kernels, nothing else
+    assert (r.compiled.bytes_read, r.compiled.bytes_written) == tuple(map(sum, zip(mm_bytes, nonzero_bytes, generated_bytes)))
+
+    # Eager, op by op at the counts that ran: zeros writes `out`; per expert, eq reads `chosen`
+    # and writes N x 2 bools, nonzero reads them and writes (count, 2) indices, x[idx] reads its
+    # column of indices (a strided view: its count of int64) and the rows, writes them, the mm as
+    # compiled, and index_add_ reads the indices, the mm's rows and the whole of `out` (an
+    # in-place op reads and writes its tensor), writes `out`.
+    out, chosen, masks = N * H * F32, N * 2 * I64, N * 2 * BOOL
+    eager_read = E * chosen + E * masks + sum(u * I64 + u * D * F32 for u in counts) + mm_bytes[0] + sum(
+        u * I64 + u * H * F32 + out for u in counts)
+    eager_written = out + E * masks + nonzero_bytes[1] + sum(u * D * F32 for u in counts) + mm_bytes[1] + E * out
+    assert (r.eager.bytes_read, r.eager.bytes_written) == (eager_read, eager_written)
 
 
 FALLBACK = f"""\
@@ -138,6 +151,14 @@ def test_a_custom_op_only_compiled_code_calls_is_counted_from_its_recorded_shape
     assert body.bytes_read == sum(n * D * F32 + D * H * F32 for n in counts)
     assert body.bytes_written == N * H * F32 + sum(n * H * F32 for n in counts)
     assert r.compiled.bytes_read is not None and r.compiled.bytes_written is not None
+    # The totals from the shapes. Compiled: x @ g, then the custom op (per expert its rows of h and
+    # its weight -> its rows of the output; the zeroed output). Eager: x @ g, an mm per expert on
+    # its rows, and cat (reads the experts' outputs, writes them as one).
+    h_bytes, out = N * D * F32, N * H * F32
+    x_at_g = (N * D * F32 + D * D * F32, h_bytes)
+    per_expert = (sum(n * D * F32 + D * H * F32 for n in counts), out)
+    assert (r.compiled.bytes_read, r.compiled.bytes_written) == (x_at_g[0] + per_expert[0], x_at_g[1] + out + per_expert[1])
+    assert (r.eager.bytes_read, r.eager.bytes_written) == (x_at_g[0] + per_expert[0] + out, x_at_g[1] + per_expert[1] + out)
 
 
 def test_an_ops_bytes_from_its_recorded_arguments():

@@ -159,6 +159,20 @@ def test_a_backward_line_costs_its_gradient_kernels_too(tmp_path):
     compiled_backward = [k for k in r.compiled.kernels if k.phase == "backward" and k.fused]
     assert compiled_backward and all(s.place == relu for k in compiled_backward for s in k.shares)
     assert sum(c.compiled.bytes_total for c in r.line_costs if c.compiled) == r.compiled.bytes_total
+    # Each line's and each mode's figures from the shapes, not only the sum the code adds up. The add
+    # hands one gradient to both a and b: AccumulateGrad keeps it as one's and copies it for the
+    # other (reads and writes 4 MB, at no line of the target's: the line None).
+    # Compiled: the forward kernel loads a and b (the add's line), stores the output and the ReLU's
+    # mask for backward (1 byte an element: MB1) at the ReLU's line; the backward kernel reads the
+    # output's gradient and the mask and writes h's gradient, at the ReLU's line.
+    MB1, copy = N, (MB4, MB4)
+    lines = {c.place: (c.compiled.bytes_read, c.compiled.bytes_written) for c in r.line_costs if c.compiled}
+    assert lines == {add: (2 * MB4, 0), relu: (MB1 + MB4, MB4 + MB1 + MB4), None: copy}
+    assert (r.compiled.bytes_read, r.compiled.bytes_written) == (2 * MB4 + (MB4 + MB1) + MB4, (MB4 + MB1) + MB4 + MB4)
+    # Eager: add (a, b -> h), relu (h -> out), threshold_backward (the gradient, out -> h's), the copy
+    eager = {c.place: (c.eager.bytes_read, c.eager.bytes_written) for c in r.line_costs if c.eager}
+    assert eager == {add: (2 * MB4, MB4), relu: (MB4 + 2 * MB4, MB4 + MB4), None: copy}
+    assert (r.eager.bytes_read, r.eager.bytes_written) == (2 * MB4 + MB4 + 2 * MB4 + MB4, MB4 + MB4 + MB4 + MB4)
 
 
 def test_a_torch_helper_called_from_two_lines_charges_each_line_its_own_loads(tmp_path):
@@ -204,6 +218,9 @@ def test_an_in_place_update_stores_at_the_line_that_computes_the_new_value(tmp_p
     for mode in (r.eager, r.compiled):
         assert_shares_add_up(mode)
     assert sum(c.compiled.bytes_total for c in r.line_costs if c.compiled) == r.compiled.bytes_total
+    # the totals from the shapes: eager mul_ (x -> x) and add_ (x, y -> x); compiled x and y loaded, x stored
+    assert (r.eager.bytes_read, r.eager.bytes_written) == (MB4 + 2 * MB4, MB4 + MB4)
+    assert (r.compiled.bytes_read, r.compiled.bytes_written) == (2 * MB4, MB4)
     fused = [k for k in r.compiled.kernels if k.fused]
     assert len(fused) == 1
     by_line = {s.place: (s.bytes_read, s.bytes_written) for s in fused[0].shares}

@@ -1,7 +1,8 @@
 """A training step as written (forward, loss, `loss.backward()`, an optimizer's step, zero_grad):
 its total traffic is known in both modes, on real torch (CPU). Eager, against bytes derived by
 hand from the shapes; compiled, against inductor's own count for each graph it compiled, plus the
-ops that run outside the graphs, derived by hand.
+ops that run outside the graphs, derived by hand, and its reads and writes apart against the shapes
+(inductor's count is of both together: reads and writes swapped would have matched it).
 
 The rows that were unknown (issue 22, item 4): with kscope's dispatch mode on, ATen takes every
 tensor for a subclass, so autograd sums two gradients of one tensor with `add` where the timed
@@ -103,6 +104,12 @@ def test_a_training_steps_eager_total_is_known_and_derived_from_the_shapes(step)
 
     all_rows = [v for phase in ("forward", "backward", "optimizer") for v in rows(e, phase).values()]
     assert (e.bytes_read, e.bytes_written) == (sum(v[1] for v in all_rows), sum(v[2] for v in all_rows))
+    # The step's total from the shapes alone, phase by phase (each term a row above, in order):
+    forward = ((b1 + x + w1) + (b2 + act + w2) + act + 2 * act + (act + y) + scalar, 2 * act + act + act + scalar + scalar)
+    backward = ((scalar + act + y) + (act + w2) + 2 * act + (act + x) + 2 * act + 2 * act + 2 * act,
+                act + (act + w2 + w1) + (b2 + b1) + act + act)
+    optimizer = (2 * params, params)
+    assert (e.bytes_read, e.bytes_written) == tuple(f + b + o for f, b, o in zip(forward, backward, optimizer))
     assert e.bytes_read is not None and e.bytes_written is not None
     assert not [n for n in r.notes if n.startswith("eager:")], r.notes
 
@@ -141,6 +148,37 @@ def test_a_training_steps_compiled_total_is_inductors_count_per_graph_and_the_op
         "CompiledFunctionBackward › zeros": (1, 0, out),
     }
     assert c.bytes_read + c.bytes_written == sum(counts) + sum(v[1] + v[2] for v in outside.values())
+
+    # Inductor counts each graph's reads and writes together; what it reads and what it writes,
+    # derived from the shapes and the code inductor generated for this step (torch 2.13, CPU):
+    x, y, act, scalar = B * D * F32, B * H * F32, B * H * F32, F32
+    w1, b1, w2, b2 = H * D * F32, H * F32, H * H * F32, H * F32
+    params = w1 + b1 + w2 + b2
+    forward = (
+        # the two addmm (bias, input, weight -> (B, H)); the ReLU in place on the first's result;
+        (b1 + x + w1) + (b2 + act + w2) + act,
+        2 * act + act,
+    ), (
+        # one kernel: loads the second result, h and y (adding h in place: out), stores out, the
+        # loss's gradient for backward ((out - y) / 128) and the squares' sum, then loads the sum
+        # and stores the loss: 3 (B, H) + 1 scalar read, 2 (B, H) + 2 scalars written
+        3 * act + scalar,
+        2 * act + 2 * scalar,
+    )
+    backward = (
+        # out's gradient: the loss's (the seed, a scalar) and the zeros for out's own, plus the
+        # saved (out - y) / 128 -> (B, H); the weights' gradients (mm: g and h -> W2, g1 and x -> W1);
+        # the biases' (sum: g, g1 -> b2, b1); h's (addmm: g once as its bias and its input, W2
+        # -> (B, H)); through the ReLU (threshold_backward: h's gradient and h -> g1)
+        (scalar + act + act) + ((act + act) + (act + x)) + 2 * act + (act + w2) + 2 * act,
+        act + (w2 + w1) + (b2 + b1) + act + act,
+    )
+    optimizer = (2 * params, params)  # SGD in one kernel: each parameter and its gradient -> the parameter
+    in_graph_read = sum(p[0] for p in (*forward, backward, optimizer))
+    in_graph_written = sum(p[1] for p in (*forward, backward, optimizer))
+    assert in_graph_read + in_graph_written == sum(counts)  # the split adds up to inductor's own count
+    assert (sum(k.bytes_read for k in in_graphs), sum(k.bytes_written for k in in_graphs)) == (in_graph_read, in_graph_written)
+    assert (c.bytes_read, c.bytes_written) == (in_graph_read + F32, in_graph_written + F32 + out)  # and the ops outside
     assert not [n for n in r.notes if n.startswith("compiled:")], r.notes
 
     # The SGD step's graph is traced from torch/optim, no line of the target's in its stack traces:

@@ -3,7 +3,9 @@
 fp32 is 4 bytes, int64 8. A library call (mm, addmm, convolution, attention) reads its operands and
 writes its results; a generated kernel reads what it loads and writes what it stores; a gather
 reads the elements it gathers plus its indices. Each row must carry exactly its own work, and the
-rows must add up to the mode's total.
+rows must add up to the mode's total. Each mode's total is also checked against its own figure
+derived from the shapes (`totals`), not only against the sum of the rows that the code computes the
+total from: a row dropped from a mode, or a row no test pins, would leave that sum green.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ def rows(mode):
     return {k.name: (k.launches, k.bytes_read, k.bytes_written) for k in mode.kernels}
 
 
+def totals(mode):
+    return mode.bytes_read, mode.bytes_written
+
+
 def test_two_library_calls_of_one_op_each_carry_their_own_bytes(tmp_path):
     r = run_file(
         tmp_path,
@@ -51,6 +57,9 @@ def test_two_library_calls_of_one_op_each_carry_their_own_bytes(tmp_path):
     assert compiled.pop("aten::mm") == mm
     # the ReLU and the sigmoid each read and write their own tensor, nothing of the mm's
     assert sorted(compiled.values()) == sorted([(1, h, h), (1, o, o)])
+    # both modes: the mm's read x, w1 and h, w2 and write h and o; ReLU and sigmoid read and write theirs
+    for mode in (r.eager, r.compiled):
+        assert totals(mode) == (x + w1 + h + w2 + h + o, h + o + h + o)
 
 
 def test_linear_on_3d_input_with_and_without_bias_moves_no_extra_copy(tmp_path):
@@ -72,6 +81,8 @@ def test_linear_on_3d_input_with_and_without_bias_moves_no_extra_copy(tmp_path):
     # mm then _unsafe_view (the 3-D result is the mm's storage): the view moves nothing
     assert rows(r.eager) == {"aten::linear › mm": (1, x + w, out), "aten::linear › addmm": (1, x + w + b, out)}
     assert rows(r.compiled) == {"aten::mm": (1, x + w, out), "aten::addmm": (1, x + w + b, out)}
+    for mode in (r.eager, r.compiled):  # x twice, each weight, the bias; two results
+        assert totals(mode) == (2 * x + 2 * w + b, 2 * out)
 
 
 def test_swiglu_feed_forward(tmp_path):
@@ -98,6 +109,12 @@ def test_swiglu_feed_forward(tmp_path):
     # silu and mul fused: reads both projections, writes their product; silu's output never exists
     assert list(compiled.values()) == [(1, 2 * h, h)]
     assert r.eager.bytes_total - r.compiled.bytes_total == 2 * h
+    # eager: three projections (x and w1, x and w3, the product and w2; h, h and the output x's
+    # size written), silu (reads and writes h), mul (reads two h, writes one); compiled: the
+    # projections and one kernel reading both projections and writing their product
+    projections = (2 * x + 3 * w + h, 2 * h + x)
+    assert totals(r.eager) == (projections[0] + h + 2 * h, projections[1] + h + h)
+    assert totals(r.compiled) == (projections[0] + 2 * h, projections[1] + h)
 
 
 def test_attention_block_with_its_projections(tmp_path):
@@ -132,6 +149,10 @@ def test_attention_block_with_its_projections(tmp_path):
     compiled = rows(r.compiled)
     assert compiled.pop("aten::addmm") == projections
     assert list(compiled.values()) == [attention]
+    # both modes: the qkv projection (x, its weight and bias; writes qkv), the output projection
+    # (y, the size of x, its weight and bias; writes x's size), attention (reads qkv; writes y, lse)
+    for mode in (r.eager, r.compiled):
+        assert totals(mode) == ((x + w_qkv + b_qkv) + (x + w_o + b_o) + qkv, qkv + x + (x + lse))
 
 
 def test_embedding_lookup_reads_the_rows_it_gathers(tmp_path):
@@ -159,6 +180,10 @@ def test_embedding_lookup_reads_the_rows_it_gathers(tmp_path):
     }
     # one kernel: the indices, the rows they pick, the position table (arange became an index)
     assert list(rows(r.compiled).values()) == [(1, idx + rows_gathered + wpe, out)]
+    # eager: arange writes T positions; the two lookups read the rows they gather and their indices,
+    # write (B, T, C) and (T, C); add reads both, writes (B, T, C)
+    assert totals(r.eager) == (rows_gathered + idx + wpe + pos + out + wpe, pos + out + wpe + out)
+    assert totals(r.compiled) == (idx + rows_gathered + wpe, out)
 
 
 def test_embedding_then_layer_norm_does_not_count_the_whole_table(tmp_path):
@@ -193,6 +218,14 @@ def test_embedding_then_layer_norm_does_not_count_the_whole_table(tmp_path):
     assert (kernel.bytes_read, kernel.bytes_written) == (2 * one_pass + 2 * stats + 2 * affine, 2 * stats + out)
     assert kernel.bytes_read < table
     assert "gather" in r.compiled.traffic_source
+    # eager, every op: arange (writes T positions), the two lookups, add (reads (B, T, C) and
+    # (T, C), writes (B, T, C)), layer norm; the rows above pin only the lookups and layer norm
+    pos = T * I64
+    assert totals(r.eager) == (
+        (gathered + idx + wpe + pos) + (out + wpe) + (out + 2 * affine),
+        pos + (out + wpe) + out + (out + 2 * stats),
+    )
+    assert totals(r.compiled) == (2 * one_pass + 2 * stats + 2 * affine, 2 * stats + out)
 
 
 def test_cross_entropy_is_two_launches_in_eager_and_one_compiled(tmp_path):
@@ -224,6 +257,8 @@ def test_cross_entropy_is_two_launches_in_eager_and_one_compiled(tmp_path):
     row_stats = 2 * N * F32
     assert kernel.bytes_read == logits + (row_stats + t + picked) + (F32 + I64)
     assert kernel.bytes_written == row_stats + (F32 + I64) + F32
+    assert totals(r.eager) == (logits + picked + t, logits + 2 * F32)
+    assert totals(r.compiled) == (logits + row_stats + t + picked + F32 + I64, row_stats + F32 + I64 + F32)
 
 
 def test_in_place_ops_read_and_write(tmp_path):
@@ -244,6 +279,7 @@ def test_in_place_ops_read_and_write(tmp_path):
     assert rows(r.eager) == {"aten::add_": (1, x, x), "aten::relu_": (1, x, x)}
     (kernel,) = r.compiled.kernels
     assert (kernel.bytes_read, kernel.bytes_written) == (x, x)
+    assert totals(r.eager) == (2 * x, 2 * x) and totals(r.compiled) == (x, x)
 
 
 def test_conv_batch_norm_relu_and_the_layout_copy_inductor_adds(tmp_path):
@@ -283,6 +319,9 @@ def test_conv_batch_norm_relu_and_the_layout_copy_inductor_adds(tmp_path):
     assert copy.ops == () and "x" in copy.what and "conv.weight" in copy.what and "channels-last" in copy.what
     # batch norm (mean, var, weight, bias per channel) and ReLU in one pass
     assert (bn_relu.bytes_read, bn_relu.bytes_written) == (out + bn, out) and bn_relu.fused
+    # eager: convolution, batch norm, ReLU; compiled: the copy, the convolution, batch norm + ReLU
+    assert totals(r.eager) == ((x + w) + (out + bn) + out, 3 * out)
+    assert totals(r.compiled) == (2 * (x + w) + (out + bn), (x + w) + 2 * out)
 
 
 def test_a_training_step_has_bytes_for_its_forward_and_backward_kernels(tmp_path):
@@ -306,3 +345,21 @@ def test_a_training_step_has_bytes_for_its_forward_and_backward_kernels(tmp_path
     assert (forward_mm.bytes_read, forward_mm.bytes_written) == (x + w, h)
     assert (backward_mm.bytes_read, backward_mm.bytes_written) == (x + h, w)  # grad_w = x^T @ grad_h
     assert r.compiled.graph_breaks and all(k.bytes_read is not None for k in r.compiled.kernels)
+    # Every row of the step, by hand (the rows above pin only the two mm's). loss is one fp32, the
+    # ReLU's mask one bool (1 byte) per element of h. Eager: mm (x, w -> h), relu (h -> h), sum
+    # (h -> loss), ones_like (backward's seed: loss -> loss), threshold_backward (the relu's output
+    # and the seed, expanded but one element in memory -> h), mm (x, grad h -> w), and w's gradient
+    # added to the one the call before left (AccumulateGrad's add_: two w -> w).
+    loss, mask = F32, 64 * 32
+    accumulate = (2 * w, w)
+    assert totals(r.eager) == (
+        (x + w) + h + h + loss + (h + loss) + (x + h) + accumulate[0],
+        h + h + loss + loss + h + w + accumulate[1],
+    )
+    # Compiled: mm; one kernel for the ReLU, its sum and the mask kept for backward (two passes
+    # over h -> loss, mask); ones_like; backward's kernel (the seed and the mask -> grad h); mm;
+    # the same AccumulateGrad add_, outside the graphs.
+    assert totals(r.compiled) == (
+        (x + w) + 2 * h + loss + (loss + mask) + (x + h) + accumulate[0],
+        h + (loss + mask) + loss + h + w + accumulate[1],
+    )

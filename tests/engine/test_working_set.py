@@ -60,8 +60,19 @@ LINEAR = """
     """
 
 
-def test_the_seed_touches_4n_floats_eagerly_and_3n_compiled_and_is_judged_where_that_fits(tmp_path):
+def test_the_seed_touches_4n_floats_eagerly_and_3n_compiled_and_is_judged_where_that_fits(tmp_path, monkeypatch):
+    import kscope.engine.measure.timing as timing
+
+    flushes = []
+    real = timing._flusher
+
+    def counted(device):  # the run's flusher, counting what it flushes
+        flush = real(device)
+        return lambda: flushes.append(1) or flush()
+
+    monkeypatch.setattr(timing, "_flusher", counted)
     r = run_file(tmp_path, SEED)
+    assert not flushes and not r.cold
     n = 1_000_000
     assert r.eager.working_set_bytes == 4 * n * F32 == 16_000_000
     assert r.compiled.working_set_bytes == 3 * n * F32 == 12_000_000
@@ -72,6 +83,10 @@ def test_the_seed_touches_4n_floats_eagerly_and_3n_compiled_and_is_judged_where_
         assert j.roof == (holders[0] if holders else r.roofs[-1])  # the smallest level that holds it
     cold = run_file(tmp_path, SEED, cold=True)
     assert cold.cold and cold.judged(cold.compiled).roof.level == MAIN_MEMORY
+    # --cold reached the timing: a flush before each call it timed, kernel rounds and call rounds
+    # (each at least FLOOR_ROUNDS rounds of an eager and a compiled call; the order:
+    # tests/engine/test_timing_loop.py)
+    assert len(flushes) >= 2 * 2 * timing.FLOOR_ROUNDS, len(flushes)
     assert "--cold" in cold.judged(cold.compiled).why
 
 
