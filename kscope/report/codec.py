@@ -35,7 +35,7 @@ from kscope.report.model import (
 )
 from kscope.report.plan_codec import plan_from_dict, plan_to_dict
 from kscope.report.roofline import Roofs, mode_roofs
-from kscope.report.roofs import MAIN_MEMORY, Judged, Roof
+from kscope.report.roofs import Judged, Roof
 from kscope.report.speedup import Speedup
 from kscope.report.sweep_codec import sweep_from_dict, sweep_to_dict
 
@@ -83,7 +83,7 @@ def report_to_dict(r: Report) -> dict[str, Any]:
         "sweep": None if r.sweep is None else sweep_to_dict(r.sweep),
         "compile_options": None if r.compile_options is None else compile_options_to_dict(r.compile_options),
         "traces": None if r.traces is None else dict(r.traces),
-        "ranks": ranks_to_list(r.ranks, Roofs(r.peak_flops, r.peak_gbps, MAIN_MEMORY if r.peak_gbps else None)),
+        "ranks": ranks_to_list(r.ranks, r),
         "files": list(r.files),
         "root": r.root,
         "sources": dict(r.sources),
@@ -311,14 +311,17 @@ def collective_from_dict(d: dict[str, Any]) -> Collective:
                       d.get("phase", "forward"), d.get("after"), d.get("before"))
 
 
-def ranks_to_list(ranks: tuple[RankResult, ...] | None, roofs: Roofs = Roofs()) -> list[dict] | None:
+def ranks_to_list(ranks: tuple[RankResult, ...] | None, report: Report) -> list[dict] | None:
+    """Each rank's modes judged as the Report's own are (its roofs: report.roofs)."""
     if ranks is None:
         return None
     return [
         {
             "rank": r.rank, "stage": r.stage, "wall_s": _round(r.wall_s),
-            "eager": mode_to_dict(r.eager, compiled=False, roofs=roofs),
-            "compiled": mode_to_dict(r.compiled, compiled=True, roofs=roofs),
+            "eager": mode_to_dict(r.eager, compiled=False, roofs=mode_roofs(report, r.eager),
+                                  judged=report.judged(r.eager)),
+            "compiled": mode_to_dict(r.compiled, compiled=True, roofs=mode_roofs(report, r.compiled),
+                                     judged=report.judged(r.compiled)),
             "errors": [error_to_dict(e) for e in r.errors], "notes": list(r.notes),
         }
         for r in ranks
