@@ -69,17 +69,7 @@ def tensor_bytes(t: torch.Tensor) -> int:
 
 
 def _distinct_bytes(tensors: list[torch.Tensor]) -> int:
-    per_storage: dict[int, dict[tuple, int]] = {}
-    cap: dict[int, int] = {}
-    for t in tensors:
-        key = _storage_key(t)
-        if key is None:
-            continue
-        storage = t.untyped_storage()
-        view = (t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
-        per_storage.setdefault(key, {})[view] = tensor_bytes(t)
-        cap[key] = storage.nbytes()
-    return sum(min(sum(views.values()), cap[k]) for k, views in per_storage.items())
+    return sum(storage_sizes(tensors).values())
 
 
 class TrafficMode(TorchDispatchMode):
