@@ -72,6 +72,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         Binding("o", "tab('output')", "output", show=False),
         Binding("k", "tab('ranks')", "ranks", show=False),
         Binding("l", "roofline", "roofline", show=False),
+        Binding("[", "source_file(-1)", "previous file", show=False), Binding("]", "source_file(1)", "next file", show=False),
     ]
 
     def __init__(

@@ -1,8 +1,8 @@
 """How choosing something in one pane lights it in the others: a kernel its lines (and its point
 on the roofline), a round trip its kernels and lines, a graph break its line, a line its kernels;
-and h, the costliest lines. A mixin of KscopeApp, which owns `shown` and `good`. Its handlers go
-by textual's names (`on_<widget>_<message>`): a mixin is not a message pump, so `@on` would not
-register them."""
+h, the costliest lines; [ and ], the source's files. A mixin of KscopeApp, which owns `shown` and
+`good`. Its handlers go by textual's names (`on_<widget>_<message>`): a mixin is not a message
+pump, so `@on` would not register them."""
 
 from __future__ import annotations
 
@@ -43,6 +43,13 @@ class PaneLinks:
     def on_source_pane_line_chosen(self, message: SourcePane.LineChosen) -> None:
         for table in self.query(KernelTable):
             table.light(message.eager if table.mode_name == "eager" else message.compiled)
+
+    def action_source_file(self, by: int) -> None:
+        """[ and ]: the source tab, on the previous or next file holding lines of this run, from
+        any pane (bound on the source pane alone, they did nothing until it had the focus)."""
+        self.action_tab("source")
+        for source in self.query(SourcePane):
+            source.action_step(by)
 
     def action_hot_lines(self) -> None:
         """h: the source tab, with the run's costliest lines first (h again: back to the file)."""

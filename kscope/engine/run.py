@@ -13,7 +13,8 @@ from kscope.engine.compiled.half import CompiledRun, CompileFailed, run_compiled
 from kscope.engine.compiled.plan import Planner
 from kscope.engine.dispatch.working_set import compiled_working_set
 from kscope.engine.eager.half import EagerRun, run_eager
-from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.capture import configure_inductor
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.machine.memory_levels import roofs
 from kscope.engine.machine.peak_flops import compute_dtype, peak_flops
 from kscope.engine.measure.timing import retimed, speedup, time_both

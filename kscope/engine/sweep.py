@@ -29,16 +29,17 @@ from kscope.engine.compiled.half import CompileFailed, KeptCompile, run_compiled
 from kscope.engine.eager.half import run_eager
 from kscope.engine.dispatch.working_set import compiled_working_set
 from kscope.engine.inductor.caches import caches_off
-from kscope.engine.inductor.capture import TrafficStore, configure_inductor
+from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.inductor.variants import variant
 from kscope.engine.machine.memory_levels import roofs
 from kscope.engine.measure.timing import BUSY, ratios, retimed, time_both, verdict
 from kscope.engine.stages import finished, start, user_error
 from kscope.engine.target.loading import Target, make_inputs
 from kscope.engine.target.training import BackwardStep, step_for
-from kscope.report.model import ModeResult, Report
-from kscope.report.request import SweepRequest
+from kscope.report.model import ModeResult, Report, RunError
+from kscope.report.request import RunRequest, SweepRequest
 from kscope.report.sweep import Sweep, SweepMode, SweepPoint, fmt_n
 
 MEMORY_SHARE = 0.5
@@ -86,55 +87,66 @@ def run_sweep(request: SweepRequest, on_point: Callable[[Report], None] | None =
     report, target, device = start(path, run, lambda device: sizes_on(device)[0], check=needs_n)
     if target is None:
         return report
-    sizes = sizes_on(device)
     levels = roofs(device)
     peak, peak_source = levels[-1].gbps, levels[-1].source  # main memory's
-    options = run.compile
-    sweep = Sweep((), sizes, wanted.static, budget_s=wanted.budget_s, roofs=levels)
+    sweep = Sweep((), sizes_on(device), wanted.static, budget_s=wanted.budget_s, roofs=levels)
     report = replace(report, target=target.name, peak_gbps=peak, peak_source=peak_source, source=target.source,
                      target_lines=target.lines, notes=target.notes, no_grad=run.no_grad, sweep=sweep,
-                     compile_options=options, roofs=levels, cold=run.cold)
+                     compile_options=run.compile, roofs=levels, cold=run.cold)
     if on_point is not None:
         on_point(_stamped(report, start_s))
-    error = None
     with caches_off():
         fresh_compile_state()
-        kept = None if wanted.static else KeptCompile(target.fn, path, options)
-        for i, n in enumerate(sizes):
-            if i:
-                before = _input_bytes(target.args)
-                target.args = target.step = None  # the last size's tensors go before the next is planned
-                _release(device)
-                why = _too_big(target, device, n, sweep.points[-1], before) or _too_long(
-                    sweep, n, time.perf_counter() - start_s
-                )
-                if why:
-                    sweep = replace(sweep, stopped=why)
-                    break
-                try:
-                    target.args, _ = make_inputs(target.module, target.fn, device, n)
-                    # a training step holds its leaves and gradient seeds: one per size
-                    target.step = step_for(run.backward, run.no_grad, target)
-                except Exception as e:
-                    error = user_error("inputs", e, path)
-                    sweep = replace(sweep, stopped=f"n={fmt_n(n)}: inputs() failed")
-                    break
-            try:
-                point = _measure(target, device, path, store, n, kept, i == 0, run.cold, options)
-            except _SizeFailed as e:
-                error = user_error(e.stage, e.__cause__, path)
-                error = replace(error, message=f"at n={fmt_n(n)}: {error.message}")
-                sweep = replace(sweep, stopped=f"n={fmt_n(n)}: the {e.stage} run failed") if sweep.points else sweep
-                break
-            if i == 0 and isinstance(target.step, BackwardStep):  # what backward ran from, once it has run
-                report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
-            recompiles = sweep.recompiles + (1 if i and point.recompiled else 0)
-            sweep = replace(sweep, points=sweep.points + (point,), recompiles=recompiles)
-            report = replace(report, sweep=sweep)
-            if on_point is not None and i + 1 < len(sizes):
-                on_point(_stamped(report, start_s))
+        report, error = _every_size(report, target, device, path, store, run, start_s, on_point)
         target.args = target.step = None
-    return finished(replace(report, sweep=sweep), start_s, error)
+    return finished(report, start_s, error)
+
+
+def _every_size(report: Report, target: Target, device: torch.device, path: str, store: TrafficStore, run: RunRequest,
+                start_s: float, on_point: Callable[[Report], None] | None) -> tuple[Report, RunError | None]:
+    """The Report after each size of its sweep in turn (told to on_point, but the last), and the
+    error a size failed with. The sweep stops, saying where and why, before a size that would not
+    fit or would end past the budget, and at a size that fails."""
+    sweep = report.sweep
+    kept = None if sweep.static else KeptCompile(target.fn, path, run.compile)
+    for i, n in enumerate(sweep.sizes):
+        if i:
+            why, error = _inputs_for(target, device, run, path, sweep, n, start_s)
+            if why:
+                return replace(report, sweep=replace(sweep, stopped=why)), error
+        try:
+            point = _measure(target, device, path, store, n, kept, i == 0, run.cold, run.compile)
+        except _SizeFailed as e:
+            error = user_error(e.stage, e.__cause__, path)
+            stopped = replace(sweep, stopped=f"n={fmt_n(n)}: the {e.stage} run failed") if sweep.points else sweep
+            return replace(report, sweep=stopped), replace(error, message=f"at n={fmt_n(n)}: {error.message}")
+        if i == 0 and isinstance(target.step, BackwardStep):  # what backward ran from, once it has run
+            report = replace(report, backward=target.step.report(), notes=report.notes + tuple(target.step.notes))
+        recompiles = sweep.recompiles + (1 if i and point.recompiled else 0)
+        sweep = replace(sweep, points=sweep.points + (point,), recompiles=recompiles)
+        report = replace(report, sweep=sweep)
+        if on_point is not None and i + 1 < len(sweep.sizes):
+            on_point(_stamped(report, start_s))
+    return report, None
+
+
+def _inputs_for(target: Target, device: torch.device, run: RunRequest, path: str, sweep: Sweep, n: int,
+                start_s: float) -> tuple[str | None, RunError | None]:
+    """Size n's inputs (and training step) in place of the last size's, whose tensors go first;
+    else why the sweep stops before n (too big, too long, inputs() failed) and the error, if any."""
+    before = _input_bytes(target.args)
+    target.args = target.step = None  # the last size's tensors go before the next is planned
+    _release(device)
+    why = _too_big(target, device, n, sweep.points[-1], before) or _too_long(sweep, n, time.perf_counter() - start_s)
+    if why:
+        return why, None
+    try:
+        target.args, _ = make_inputs(target.module, target.fn, device, n)
+        # a training step holds its leaves and gradient seeds: one per size
+        target.step = step_for(run.backward, run.no_grad, target)
+    except Exception as e:
+        return f"n={fmt_n(n)}: inputs() failed", user_error("inputs", e, path)
+    return None, None
 
 
 class _SizeFailed(Exception):

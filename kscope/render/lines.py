@@ -4,6 +4,7 @@ their bytes) is marked "≈"."""
 
 from __future__ import annotations
 
+from kscope.render.columns import Column, Columns, Words
 from kscope.render.text import fmt_bytes, fmt_count
 from kscope.render.view import fmt_us
 from kscope.report.lines import LineCost, LineMode
@@ -17,7 +18,8 @@ NO_LINE = "(no line)"
 def costliest(report: Report, n: int = SHOWN) -> tuple[LineCost, ...]:
     """The n costliest lines (compiled time, else eager: LineCost.hottest_us); the work tied to
     no line is listed among them if it is that costly."""
-    return report.line_costs[:n] if n else report.line_costs
+    costs = report.line_costs or ()  # None: unknown, nothing to list
+    return costs[:n] if n else costs
 
 
 def line_name(cost: LineCost, home: str = "") -> str:
@@ -40,22 +42,21 @@ def kernels_text(cost: LineCost) -> str:
     return ", ".join(m.kernels) if m else ""
 
 
-def row(cost: LineCost, home: str = "", unknown: str = "?") -> list[str]:
-    """line, eager bytes, eager time, eager launches, compiled bytes, compiled time, kernels."""
-    return [
-        line_name(cost, home),
-        bytes_text(cost.eager, unknown),
-        time_text(cost.eager),
-        fmt_count(cost.eager.launches) if cost.eager else "—",
-        bytes_text(cost.compiled, unknown),
-        time_text(cost.compiled),
-        kernels_text(cost),
-    ]
-
-
-HEADER = ["line", "eager bytes", "eager µs", "launches", "compiled bytes", "compiled µs", "compiled kernels"]
-NARROW = ["line", "eager", "µs", "×", "compiled", "µs", "kernels"]
-"""The same columns in a terminal's table: bytes and µs per call, eager's launches (×)."""
+FIGURE = {"no_wrap": True, "overflow": "fold"}
+LINES = Columns("lines", (
+    Column("line", "line", lambda c, w: line_name(c, w.home), code=True, rich=FIGURE),
+    Column("eager_bytes", "eager bytes", lambda c, w: bytes_text(c.eager, w.unknown), "r", narrow="eager", rich=FIGURE),
+    Column("eager_time", "eager µs", lambda c, w: time_text(c.eager), "r", narrow="µs", rich=FIGURE),
+    Column("launches", "launches", lambda c, w: fmt_count(c.eager.launches) if c.eager else "—", "r", narrow="×",
+           rich=FIGURE),
+    Column("compiled_bytes", "compiled bytes", lambda c, w: bytes_text(c.compiled, w.unknown), "r",
+           narrow="compiled", rich=FIGURE),
+    Column("compiled_time", "compiled µs", lambda c, w: time_text(c.compiled), "r", narrow="µs", rich=FIGURE),
+    Column("kernels", "compiled kernels", lambda c, w: kernels_text(c), narrow="kernels",
+           rich={"no_wrap": False, "overflow": "fold", "ratio": 1, "min_width": 14}),
+))
+"""Each line's cost (a LineCost a row): bytes and µs per call in both modes, eager's launches, the
+kernels. A terminal's table has the narrow labels ("×": eager's launches)."""
 
 
 def gutter(cost: LineCost | None, widest_us: float, wide: bool = True, bar: int = 5) -> str:
@@ -104,10 +105,8 @@ def lines_table(report: Report):
                   title_justify="left", expand=True, pad_edge=False,
                   caption="≈: a kernel's time shared among its lines by their bytes" if any(
                       m is not None and m.estimated for c in shown for m in (c.eager, c.compiled)) else None)
-    for i, column in enumerate(NARROW):
-        last = i == len(NARROW) - 1
-        table.add_column(column, justify="left" if i == 0 or last else "right", no_wrap=not last, overflow="fold",
-                         ratio=1 if last else None, min_width=14 if last else None)
+    LINES.add_to(table, narrow=True)
+    words = Words(home=report.home)
     for cost in shown:
-        table.add_row(*row(cost, report.home))
+        table.add_row(*LINES.cells(cost, words))
     return table

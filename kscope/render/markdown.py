@@ -7,17 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kscope.render import lines, roofline, view
-from kscope.render.ranks_rows import (
-    COLLECTIVE_HEADER,
-    OVERVIEW_HEADER,
-    collective_rows,
-    difference_lines,
-    overview_rows,
-)
-from kscope.render.text import fmt_bytes, fmt_count, per_element, summary_line, traffic_text
+from kscope.render.columns import Columns, Words
+from kscope.render.ranks_rows import COLLECTIVES, OVERVIEW, collective_rows, difference_lines
+from kscope.render.sweep_rows import SWEEP_NARROW
+from kscope.render.text import fmt_bytes, fmt_count, summary_line, traffic_text
 from kscope.render.verdict import verdict_line, verdict_text
 from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
-from kscope.report.sweep import fmt_n
 
 UNKNOWN = "unknown"
 
@@ -35,10 +30,9 @@ def report_markdown(report: Report) -> str:
         if report.compiled is not None:
             parts += _compiled_sections(report, report.compiled)
         if report.line_costs:
-            rows = [[cell(x) if i else code(x) for i, x in enumerate(lines.row(c, report.home, UNKNOWN))]
-                    for c in lines.costliest(report)]
-            parts.append(f"#### Costliest lines ({len(rows)} of {len(report.line_costs)})\n\n"
-                         + table(lines.HEADER, rows, "lrrrrrl")
+            shown = lines.costliest(report)
+            parts.append(f"#### Costliest lines ({len(shown)} of {len(report.line_costs)})\n\n"
+                         + columns_table(lines.LINES, shown, report.home)
                          + "\n\n≈: a kernel's time shared among its lines by their bytes, not measured per line")
         if roofline.any_flops(report):
             parts.append(_roofline(report))
@@ -53,9 +47,7 @@ def report_markdown(report: Report) -> str:
 
 
 def _roofline(report: Report) -> str:
-    rows = [[code(x) if i == 1 else cell(x) for i, x in enumerate(roofline.row(p, UNKNOWN))]
-            for p in roofline.points(report)]
-    return ("#### Roofline (FLOP/byte and FLOP/s)\n\n" + table(roofline.HEADER, rows, "llrrrrlr")
+    return ("#### Roofline (FLOP/byte and FLOP/s)\n\n" + columns_table(roofline.ROOFLINE, roofline.points(report))
             + f"\n\n{cell(roofline.peaks_line(report, UNKNOWN))}")
 
 
@@ -80,6 +72,14 @@ def table(header: list[str], rows: list[list[str]], align: str = "") -> str:
     marks = ["---:" if a == "r" else "---" for a in align.ljust(len(header), "l")]
     lines = [header, marks, *rows]
     return "\n".join("| " + " | ".join(row) + " |" for row in lines)
+
+
+def columns_table(columns: Columns, rows, home: str = "") -> str:
+    """A GFM table of declared columns (render.columns), a row of cells from each of `rows`: a
+    name or a place as code, every other cell as text."""
+    words = Words(home=home, unknown=UNKNOWN)
+    cells = [[code(x) if c.code else cell(x) for c, x in zip(columns, columns.cells(row, words))] for row in rows]
+    return table(columns.labels(), cells, columns.align)
 
 
 def known(value, fmt: Callable) -> str:
@@ -173,21 +173,9 @@ def _listed(title: str, items: list[str]) -> list[str]:
 
 def _sweep(report: Report) -> list[str]:
     sweep = report.sweep
-    rows = [
-        [
-            fmt_n(p.n),
-            f"{fmt_count(p.eager.launches)} → {fmt_count(p.compiled.launches)}",
-            " → ".join(known(m.bytes_total, lambda b, n=p.n: per_element(b, n)) for m in (p.eager, p.compiled)),
-            cell(known(p.eager.call_time_us, lambda _: view.spread_text(p.eager))),
-            cell(known(p.compiled.call_time_us, lambda _: view.spread_text(p.compiled))),
-            cell(view.sweep_verdict(p)),
-        ]
-        for p in sweep.points
-    ]
     parts = []
-    if rows:
-        header = ["n", "launches", "B/n", "eager call", "compiled call", "compiled"]
-        parts.append("#### Size sweep\n\n" + table(header, rows, "rrrrrl"))
+    if sweep.points:
+        parts.append("#### Size sweep\n\n" + columns_table(SWEEP_NARROW, sweep.points))
         parts.append(view.SWEEP_COLUMNS)
     parts.append(f"**{cell(sweep.crossover_text())}** · {cell(view.sweep_how(sweep))}")
     if sweep.stopped:
@@ -199,12 +187,10 @@ def ranks_markdown(report: Report) -> list[str]:
     """The overview and each rank's collectives as GFM sections ."""
     if not report.ranks:
         return []
-    parts = [f"#### Ranks ({len(report.ranks)})", table(OVERVIEW_HEADER, [[cell(x) for x in row] for row in
-                                                                        overview_rows(report.ranks)], "lrrrrrrl")]
+    parts = [f"#### Ranks ({len(report.ranks)})", columns_table(OVERVIEW, report.ranks)]
     parts += [f"**{line}**" if "differs" in line else line for line in difference_lines(report)]
     for r in report.ranks:
         rows = collective_rows(r)
         if rows:
-            parts.append(f"Rank {r.rank}, collectives per call:\n\n"
-                         + table(COLLECTIVE_HEADER, [[cell(x) for x in row] for row in rows], "lllrrrrl"))
+            parts.append(f"Rank {r.rank}, collectives per call:\n\n" + columns_table(COLLECTIVES, rows))
     return parts

@@ -7,13 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.render.ranks_rows import (
-    COLLECTIVE_HEADER,
-    OVERVIEW_HEADER,
-    collective_rows,
-    difference_lines,
-    overview_rows,
-)
+from kscope.render.ranks_rows import COLLECTIVES, OVERVIEW, collective_rows, difference_lines
 from kscope.render.tables import SideBySide, mode_table
 from kscope.report.model import RankResult, Report
 from kscope.report.ranks import differences
@@ -22,11 +16,10 @@ from kscope.report.ranks import differences
 def ranks_overview(report: Report) -> Table:
     table = Table(title=f"ranks ({len(report.ranks)}), per call, eager → compiled", title_justify="left",
                   pad_edge=False)
-    for i, name in enumerate(OVERVIEW_HEADER):
-        table.add_column(name, justify="left" if i in (0, 7) else "right", no_wrap=True)
+    OVERVIEW.add_to(table)
     odd = set(differences(report.ranks))
-    for row, r in zip(overview_rows(report.ranks), report.ranks):
-        table.add_row(*row, style="bold yellow" if r.rank in odd else ("red" if r.errors else None))
+    for r in report.ranks:
+        table.add_row(*OVERVIEW.cells(r), style="bold yellow" if r.rank in odd else ("red" if r.errors else None))
     table.caption = "collective bytes: the tensors handed to the collectives, never counted as kernel traffic"
     return table
 
@@ -36,10 +29,9 @@ def collectives_table(rank: RankResult) -> Table | None:
     if not rows:
         return None
     table = Table(title=f"rank {rank.rank}: collectives per call", title_justify="left", pad_edge=False)
-    for i, name in enumerate(COLLECTIVE_HEADER):
-        table.add_column(name, justify="right" if 3 <= i <= 6 else "left", no_wrap=i != 7)
+    COLLECTIVES.add_to(table)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*COLLECTIVES.cells(row))
     return table
 
 

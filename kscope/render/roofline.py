@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 
+from kscope.render.columns import NO_WRAP, UNKNOWN, Column, Columns, Unknown, Words, or_unknown
 from kscope.render.names import short_name
 from kscope.render.plot import COMPILED_COLOR, EAGER_COLOR, MARK_COLOR
 from kscope.render.text import fmt_bytes
 from kscope.report.model import Report
 from kscope.report.roofline import RoofPoint, attainable, points, ridge
 
-HEADER = ["mode", "kernel", "FLOPs", "bytes", "FLOP/byte", "GFLOP/s", "bound", "% of roof"]
-NARROW = ["mode", "kernel", "FLOPs", "bytes", "FLOP/B", "GFLOP/s", "bound", "% roof"]
-"""The same columns in a terminal's table: at 80 columns the kernel's name keeps its room."""
 TITLE = "roofline: FLOPs, bytes and achieved FLOP/s per call"
 SELECTED_COLOR = "red"
 CACHE_COLOR = "gray"
@@ -52,25 +50,31 @@ def any_flops(report: Report) -> bool:
     return any(p.flops is not None for p in points(report))
 
 
+ROOFLINE = Columns("roofline", (
+    Column("mode", "mode", lambda p, w: p.mode, rich=NO_WRAP),
+    Column("kernel", "kernel", lambda p, w: p.name, code=True, rich={"no_wrap": True, "ratio": 1, "min_width": 12}),
+    Column("flops", "FLOPs", lambda p, w: or_unknown(p.flops, fmt_flops), "r", rich=NO_WRAP),
+    Column("bytes", "bytes", lambda p, w: or_unknown(p.bytes, fmt_bytes), "r", rich=NO_WRAP),
+    Column("intensity", "FLOP/byte", lambda p, w: or_unknown(p.intensity, _sig), "r", narrow="FLOP/B", rich=NO_WRAP),
+    Column("achieved", "GFLOP/s", lambda p, w: or_unknown(p.achieved, lambda x: _sig(x / 1e9)), "r", rich=NO_WRAP),
+    Column("bound", "bound", lambda p, w: p.bound or UNKNOWN, rich=NO_WRAP),
+    Column("roof", "% of roof", lambda p, w: _percent(p), "r", narrow="% roof", rich=NO_WRAP),
+))
+"""Each kernel on the roofline (a RoofPoint a row): FLOPs, bytes, FLOP/byte, achieved GFLOP/s, what
+bounds it and its share of that roof. A terminal's table has the narrow labels: at 80 columns the
+kernel's name keeps its room."""
+
+
 def row(p: RoofPoint, unknown: str = "?") -> list[str]:
     """mode, kernel, FLOPs, bytes, FLOP/byte, achieved GFLOP/s, bound, % of roof."""
-    return [
-        p.mode,
-        p.name,
-        fmt_flops(p.flops, unknown),
-        fmt_bytes(p.bytes, unknown),
-        unknown if p.intensity is None else _sig(p.intensity),
-        unknown if p.achieved is None else _sig(p.achieved / 1e9),
-        p.bound or unknown,
-        _percent(p, unknown),
-    ]
+    return ROOFLINE.cells(p, Words(unknown=unknown))
 
 
-def _percent(p: RoofPoint, unknown: str) -> str:
+def _percent(p: RoofPoint) -> str | Unknown:
     if p.flops == 0:
         return "—"  # a kernel that only moves data has no roof to reach: not unknown, nothing to say
     if p.roof_percent is None:
-        return unknown
+        return UNKNOWN
     return f"{p.roof_percent:.0f}%" if p.roof_percent >= 10 else f"{p.roof_percent:.2g}%"
 
 
@@ -140,14 +144,9 @@ def roofline_table(report: Report):
 
     table = Table(title=TITLE, title_justify="left", expand=True, pad_edge=False, collapse_padding=True,
                   caption=peaks_line(report), caption_justify="left")
-    for i, column in enumerate(NARROW):
-        if column == "kernel":
-            table.add_column(column, no_wrap=True, ratio=1, min_width=12)
-        else:
-            table.add_column(column, justify="left" if i == 0 else "right", no_wrap=True)
+    ROOFLINE.add_to(table, narrow=True)
     for p in points(report):
-        cells = row(p)
-        table.add_row(cells[0], KernelName(p.name), *cells[2:])
+        table.add_row(*ROOFLINE.cells(p, kernel=KernelName(p.name)))
     return table
 
 

@@ -8,14 +8,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kscope.render.names import short_name
 from kscope.render.plot import plot_text
+from kscope.render.sweep_rows import SWEEP, SWEEP_NARROW
 from kscope.render.tables import errors_text, header
-from kscope.render.text import fmt_count, per_element
 from kscope.render.view import (
     SWEEP_COLUMNS,
     spread,
-    spread_text,
     sweep_how,
     sweep_verdict,
 )
@@ -38,35 +36,14 @@ def kernels_text(p: SweepPoint) -> str:
 
 
 def sweep_table(sweep: Sweep, width: int = 120) -> Table:
-    """Per size, eager → compiled: launches, bytes per element, wall time per call (median ±
-    half the interquartile range), the verdict; GB/s and the compiled kernel where there is room."""
+    """The sweep's columns (render.sweep_rows.SWEEP): GB/s from 90 columns on, the compiled
+    kernel from 116."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold", padding=(0, 1))
     wide, wider = width >= 90, width >= 116
-    table.add_column("n", justify="right", no_wrap=True)
-    table.add_column("launches", justify="right", no_wrap=True)
-    table.add_column("B/n", justify="right", no_wrap=True)
-    table.add_column("eager call", justify="right", no_wrap=True)
-    table.add_column("compiled call", justify="right", no_wrap=True)
-    table.add_column("compiled", no_wrap=True)
-    if wide:
-        table.add_column("GB/s", justify="right", no_wrap=True)
-    if wider:
-        table.add_column("compiled kernel (kind)", no_wrap=True, overflow="ellipsis", max_width=width - 86)
+    columns = SWEEP if wider else SWEEP.pick(*SWEEP_NARROW.keys, "gbps") if wide else SWEEP_NARROW
+    columns.add_to(table, kernel={"max_width": width - 86})
     for p in sweep.points:
-        e, c = p.eager, p.compiled
-        row = [
-            fmt_n(p.n),
-            f"{fmt_count(e.launches)} → {fmt_count(c.launches)}",
-            f"{per_element(e.bytes_total, p.n)} → {per_element(c.bytes_total, p.n)}",
-            spread_text(e),
-            spread_text(c),
-            versus(p),
-        ]
-        if wide:
-            row.append(f"{_gbps(e.achieved_gbps)} → {_gbps(c.achieved_gbps)}")
-        if wider:
-            row.append(_first_kernel(p))
-        table.add_row(*row)
+        table.add_row(*columns.cells(p, verdict=versus(p)))
     return table
 
 
@@ -82,20 +59,6 @@ def ran_table(sweep: Sweep) -> Table:
                       f"{spread(p.compiled.kernel_time_us, p.compiled.kernel_time_us_range)}"
         table.add_row(fmt_n(p.n), kernel_time, kernels_text(p) + (f" · {p.recompiled}" if p.recompiled else ""))
     return table
-
-
-def _first_kernel(p: SweepPoint) -> str:
-    """"add_relu_0 (parallel)", "+2" when more kernels ran (the sizes table below lists them)."""
-    if not p.compiled.kernels:
-        return ""
-    kind = p.compiled.variants[0] if p.compiled.variants else ""
-    text = short_name(p.compiled.kernels[0], 24) + (f" ({kind})" if kind else "")
-    more = len(p.compiled.kernels) - 1
-    return text + (f" +{more}" if more else "")
-
-
-def _gbps(x: float | None) -> str:
-    return "?" if x is None else f"{x:.1f}"
 
 
 def sweep_summary(sweep: Sweep) -> Text:

@@ -6,10 +6,13 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from kscope.render.columns import Words
 from kscope.render.names import short_name
-from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count, traffic_text
+from kscope.render.text import fmt_bytes, traffic_text
 from kscope.render.verdict import call_text, explanation, measure_text, verdict_line
 from kscope.render.view import (
+    KERNELS,
+    KERNELS_ONCE,
     autotune_lines,
     break_where,
     break_words,
@@ -63,34 +66,21 @@ def mode_table(report: Report, title: str, mode: ModeResult | None) -> Table:
     table = Table(title=title, title_justify="left", expand=True, pad_edge=False)
     phases = mode.phases if mode is not None else ()
     tagged = len(phases) > 1 or any(p.phase != "forward" for p in phases)
-    if tagged:
-        table.add_column("phase", no_wrap=True)
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
-    for column in ("launches", "µs/call", "read", "written"):
-        table.add_column(column, justify="right", no_wrap=True)
-    # a library model's places are long ("11 via transformers/models/gpt2/modeling_gpt2.py:569,576"):
-    # they fold within a third of the width, never squeezing the kernel's name out
-    table.add_column("lines", justify="right", overflow="fold", ratio=1, max_width=max(12, _width() // 3))
+    columns = KERNELS.pick("phase", *KERNELS_ONCE.keys) if tagged else KERNELS_ONCE
+    columns.add_to(table, lines={"max_width": max(12, _width() // 3)})
     if mode is None:
-        table.add_row(Text("no result", style="red"), "", "", "", "", "")
+        table.add_row(*columns.given(kernel=Text("no result", style="red")))
         return table
+    words = Words(home=report.home)
     for k in mode.kernels:
-        table.add_row(*([PHASE_TAGS.get(k.phase, k.phase)] if tagged else []), *_kernel_cells(k, report.home))
+        name = KernelName(k.name, "bold green" if k.fused else "", " (extern)" if k.kind == "extern" else "")
+        table.add_row(*columns.cells(k, words, kernel=name))
     table.add_section()
-    for p in phases if tagged else ():
-        table.add_row(
-            PHASE_TAGS[p.phase], Text(f"{p.phase} per call", style="bold"), fmt_count(p.launches),
-            f"{p.kernel_time_us:.1f}", fmt_bytes(p.bytes_read), fmt_bytes(p.bytes_written), "",
-        )
-    table.add_row(
-        *([""] if tagged else []),
-        Text("per call", style="bold"),
-        fmt_count(mode.launches),
-        f"{mode.kernel_time_us:.1f}",
-        fmt_bytes(mode.bytes_read),
-        fmt_bytes(mode.bytes_written),
-        "",
-    )
+    # the totals, as kernel-shaped rows of the same columns: a total has no lines, the mode's no phase
+    totals = [(p, p.phase, f"{p.phase} per call") for p in (phases if tagged else ())] + [(mode, "", "per call")]
+    for t, phase, name in totals:
+        row = Kernel(name, t.launches, t.kernel_time_us, t.bytes_read, t.bytes_written, phase=phase)
+        table.add_row(*columns.cells(row, words, kernel=Text(name, style="bold")))
     multiple = transfers_text(report, mode.bytes_total)
     traffic = (
         f"traffic {fmt_bytes(mode.bytes_total)}" + (f" = {multiple} array-sized transfers" if multiple else "")
@@ -111,18 +101,6 @@ def _width() -> int:
     from rich.console import Console
 
     return Console().width
-
-
-def _kernel_cells(k: Kernel, home: str = "") -> list[RenderableType]:
-    name = KernelName(k.name, "bold green" if k.fused else "", " (extern)" if k.kind == "extern" else "")
-    return [
-        name,
-        fmt_count(k.launches),
-        f"{k.time_us:.1f}",
-        fmt_bytes(k.bytes_read),
-        fmt_bytes(k.bytes_written),
-        places_text(k.lines, home, sep=","),
-    ]
 
 
 def fused_table(mode: ModeResult) -> Table | None:

@@ -9,11 +9,15 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 
 from kscope.render.names import short_name
-from kscope.render.ranks_rows import COLLECTIVE_HEADER
+from kscope.render.ranks_rows import COLLECTIVES
 from kscope.render.text import fmt_bytes, fmt_count
 from kscope.report.ranks import collective_bytes
 from kscope.trace.file import TraceFigures
 from kscope.trace.ranks import RankTrace
+
+
+TRACE_COLLECTIVES = COLLECTIVES.pick("collective", "count", "bytes", "time", "wait", "between")
+"""A rank trace's collectives: the Report's columns but its mode and phase (a trace is of one mode)."""
 
 
 def trace_caption(figures: TraceFigures) -> str:
@@ -54,10 +58,8 @@ def render_rank_traces(folder: str, ranks: list[RankTrace]) -> RenderableType:
                       fmt_count(sum(c.count for c in r.collectives)), fmt_bytes(collective_bytes(r)))
         if r.collectives:
             sub = Table(title=f"rank {r.rank}: collectives", title_justify="left")
-            for name in COLLECTIVE_HEADER[2:]:
-                sub.add_column(name)
+            TRACE_COLLECTIVES.add_to(sub)
             for c in r.collectives:
-                sub.add_row(c.name, fmt_count(c.count), fmt_bytes(c.bytes), f"{c.time_us:.0f}",
-                            "?" if c.wait_us is None else f"{c.wait_us:.0f}", f"{c.after or '(start)'} → {c.before or '(end)'}")
+                sub.add_row(*TRACE_COLLECTIVES.cells(("", c)))
             parts.append(sub)
     return Group(*parts)

@@ -19,7 +19,8 @@ def verdict_text(report: Report) -> str:
 
 def verdict_line(report: Report) -> str:
     """"compiled 1.9× faster", "compiled and eager: same within noise", "can't tell: the CPU was busy
-    (35% of the time a task waited for it)"; "" when the modes were not timed against each other."""
+    (the timed calls waited 35% of the time they wanted a CPU)"; "" when the modes were not timed against
+    each other."""
     s = report.speedup
     if not report.eager or not report.compiled or s is None:
         return ""
@@ -27,7 +28,7 @@ def verdict_line(report: Report) -> str:
         return f"compiled {s.text()}"
     if s.verdict == "busy":
         share = f"{s.cpu_waiting:.0%}" if s.cpu_waiting is not None else "much"
-        return f"can't tell: the CPU was busy ({share} of the time a task waited for it)"
+        return f"can't tell: the CPU was busy (the timed calls waited {share} of the time they wanted a CPU)"
     return "compiled and eager: same within noise"
 
 

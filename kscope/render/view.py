@@ -5,10 +5,38 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from kscope.render.columns import NO_WRAP, Column, Columns, or_unknown
 from kscope.render.text import PHASE_TAGS, fmt_bytes, fmt_count
+from kscope.report.measures import sum_known
 from kscope.report.model import Kernel, ModeResult, Report, RunError
 from kscope.report.roofs import MAIN_MEMORY, Judged
 from kscope.report.speedup import ratio_text
+
+
+PENDING = "…"
+"""A plan's launches and time (report.plan): not known until the run, shown as pending, not 0."""
+
+KERNELS = Columns("kernels", (
+    Column("phase", "phase", lambda k, w: PHASE_TAGS.get(k.phase, k.phase), rich=NO_WRAP),
+    Column("kernel", "kernel", lambda k, w: k.name, width=22, code=True,
+           rich={"no_wrap": True, "overflow": "ellipsis", "ratio": 1, "min_width": 16}),
+    Column("launches", "launches", lambda k, w: PENDING if k.launches is None else fmt_count(k.launches), "r",
+           narrow="launch", width=6, rich=NO_WRAP),
+    Column("time", "µs/call", lambda k, w: PENDING if k.time_us is None else f"{k.time_us:.1f}", "r", width=8,
+           rich=NO_WRAP),
+    Column("traffic", "traffic", lambda k, w: or_unknown(k.bytes_total, fmt_bytes), "r", width=8, rich=NO_WRAP),
+    Column("read", "read", lambda k, w: or_unknown(k.bytes_read, fmt_bytes), "r", rich=NO_WRAP),
+    Column("written", "written", lambda k, w: or_unknown(k.bytes_written, fmt_bytes), "r", rich=NO_WRAP),
+    # a library model's places are long ("11 via transformers/models/gpt2/modeling_gpt2.py:569,576"):
+    # --once folds them within a third of its width, never squeezing the kernel's name out
+    Column("lines", "lines", lambda k, w: places_text(k.lines, w.home, sep=","), "r",
+           rich={"overflow": "fold", "ratio": 1}),
+))
+"""A mode's kernels, a Kernel a row (a mode's totals too, as kernel-shaped rows with no lines)."""
+KERNELS_APP = KERNELS.pick("kernel", "launches", "time", "traffic")
+"""The app's kernel tables: what fits beside the other panes (narrow labels, fixed widths but the name's)."""
+KERNELS_ONCE = KERNELS.pick("kernel", "launches", "time", "read", "written", "lines")
+"""`--once`'s kernel tables, `phase` first when more than a forward ran."""
 
 
 @dataclass(frozen=True)
@@ -22,15 +50,13 @@ class KernelRow:
     change: str = ""
     tag: str = ""
     """"fwd", "bwd" or "opt" when the mode ran more than a forward; else ""."""
+    kernel: Kernel | None = None
+    """The row's kernel: its cells are KERNELS' fills of it."""
 
 
 def row_key(k: Kernel) -> str:
     """A row's identity within a mode: its name, and its phase past the forward (an mm runs in both)."""
     return k.name if k.phase == "forward" else f"{k.phase}:{k.name}"
-
-
-PENDING = "…"
-"""A plan's launches and time (report.plan): not known until the run, shown as pending, not 0."""
 
 
 def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> list[KernelRow]:
@@ -55,12 +81,13 @@ def kernel_rows(mode: ModeResult | None, previous: ModeResult | None = None) -> 
             KernelRow(
                 key=row_key(k),
                 name=k.name,
-                launches=PENDING if k.launches is None else fmt_count(k.launches),
-                time=PENDING if k.time_us is None else f"{k.time_us:.1f}",
-                traffic=fmt_bytes(k.bytes_total),
+                launches=KERNELS["launches"].text(k),
+                time=KERNELS["time"].text(k),
+                traffic=KERNELS["traffic"].text(k),
                 fused=k.fused,
                 change=change,
-                tag=PHASE_TAGS.get(k.phase, k.phase) if tagged else "",
+                tag=KERNELS["phase"].text(k) if tagged else "",
+                kernel=k,
             )
         )
     return rows
@@ -192,14 +219,14 @@ def graph_signature(report: Report | None) -> tuple | None:
 
 
 def round_trips_text(mode: ModeResult | None, unknown: str = "?") -> str:
-    """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet)."""
+    """"1 (4.0 MB)", "0", "?" (unknown), "…" (not run yet); "1 (?)" when a trip's bytes are unknown."""
     if mode is None:
         return "…"
     if mode.round_trips is None:
         return unknown
     if not mode.round_trips:
         return "0"
-    total = sum(t.bytes or 0 for t in mode.round_trips)
+    total = sum_known(t.bytes for t in mode.round_trips)  # a trip's bytes unknown: the total is, not smaller
     return f"{sum(t.count for t in mode.round_trips)} ({fmt_bytes(total)})"
 
 
@@ -346,7 +373,9 @@ def roofs_note(report: Report) -> str:
     if not judged:
         return ""
     roofs = {j.roof for _, j in judged}
-    if len(roofs) == 1:
+    if not report.roofs:  # a Report before schema 13: main memory's bandwidth alone
+        note = f"main memory {judged[0][1].roof.gbps:.0f} GB/s, the only roof known"
+    elif len(roofs) == 1:
         roof = judged[0][1].roof
         sizes = [fmt_bytes(m.working_set_bytes) for m, _ in judged if m.working_set_bytes is not None]
         held = (f"working set {' → '.join(sizes)} of {fmt_bytes(roof.capacity_bytes)}" if roof.capacity_bytes

@@ -125,6 +125,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
         root=d.get("root", ""),
         sources=dict(d.get("sources") or {}),
         plan=plan_from_dict(d.get("plan"), _home(d)),
+        line_costs_known=d.get("schema", SCHEMA) >= 11,  # before 11 no kernel shared its figures among lines
         schema=d.get("schema", SCHEMA),
     )
 
@@ -212,7 +213,7 @@ def line_costs_to_list(r: Report) -> list[dict[str, Any]]:
                 f"{prefix}_time_estimated": m.estimated}
 
     out = []
-    for c in r.line_costs:
+    for c in r.line_costs or ():  # unknown (a Report from before schema 11): none listed, as that schema had none
         where = {"file": None, "line": None, "via": None, "library": False} if c.place is None else place_to_dict(c.place)
         kernels = [{"mode": name, "name": k} for name, m in (("eager", c.eager), ("compiled", c.compiled)) if m
                    for k in m.kernels]

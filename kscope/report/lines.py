@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kscope.report.measures import add_known
+from kscope.report.measures import add_known, sum_known
 from kscope.report.place import Place, place_key
 
 
@@ -72,14 +72,12 @@ class LineCost:
 def _sum_mode(shares: list[tuple[str, LineShare]]) -> LineMode | None:
     if not shares:
         return None
-    read = [s.bytes_read for _, s in shares]
-    written = [s.bytes_written for _, s in shares]
     by_row: dict[str, float] = {}
     for name, s in shares:
         by_row[name] = by_row.get(name, 0.0) + s.time_us
     return LineMode(
-        bytes_read=None if None in read else sum(read),
-        bytes_written=None if None in written else sum(written),
+        bytes_read=sum_known(s.bytes_read for _, s in shares),
+        bytes_written=sum_known(s.bytes_written for _, s in shares),
         time_us=sum(s.time_us for _, s in shares),
         launches=sum(s.launches for _, s in shares),
         kernels=tuple(sorted(by_row, key=lambda n: -by_row[n])),
@@ -159,9 +157,7 @@ def _merged_mode(modes: list[LineMode | None]) -> LineMode | None:
     mine = [m for m in modes if m is not None]
     if not mine:
         return None
-    read = [m.bytes_read for m in mine]
-    written = [m.bytes_written for m in mine]
-    return LineMode(None if None in read else sum(read), None if None in written else sum(written),
+    return LineMode(sum_known(m.bytes_read for m in mine), sum_known(m.bytes_written for m in mine),
                     sum(m.time_us for m in mine), sum(m.launches for m in mine),
                     tuple(dict.fromkeys(k for m in mine for k in m.kernels)), any(m.estimated for m in mine))
 

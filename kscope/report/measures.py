@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TypeVar
+
+N = TypeVar("N", int, float)
+
+
+def sum_known(values: Iterable[N | None]) -> N | None:
+    """The sum of `values`, or None (unknown) when any of them is: a part unknown makes the whole
+    unknown, never a smaller number. An empty sum is 0."""
+    total = 0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
 
 def add_known(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a + b
+    """a + b, or None when either is unknown (sum_known of two)."""
+    return sum_known((a, b))
 
 
 def gbps(nbytes: int | None, time_us: float | None) -> float | None:

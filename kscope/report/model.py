@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.kernel import Kernel, RoundTrip
 from kscope.report.lines import LineCost, LineShare, line_costs
-from kscope.report.measures import Traffic
+from kscope.report.measures import Traffic, sum_known
 from kscope.report.phases import PHASES, PhaseTotals, phase_totals
 from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.plan import Plan
@@ -165,8 +165,7 @@ class ModeResult(Traffic):
     @property
     def flops(self) -> int | None:
         """The kernels' FLOPs per call; None when any kernel's are unknown."""
-        values = [k.flops for k in self.kernels]
-        return None if None in values else sum(values)
+        return sum_known(k.flops for k in self.kernels)
 
     @property
     def bytes_known(self) -> int:
@@ -182,8 +181,7 @@ class ModeResult(Traffic):
     def bytes_saved(self) -> int | None:
         """Bytes the forward writes only for backward to read (see Kernel.bytes_saved); None when
         any kernel's is unknown."""
-        values = [k.bytes_saved for k in self.kernels]
-        return None if None in values else sum(values)
+        return sum_known(k.bytes_saved for k in self.kernels)
 
 
 @dataclass(frozen=True)
@@ -270,6 +268,10 @@ class Report:
     plan: Plan | None = None
     """While the compiled half compiles: inductor's plan of it (report.plan), with no compiled
     half yet; kept, marked stale, when the run fails after it. None in a finished run's Report."""
+    line_costs_known: bool = True
+    """False where the kernels carry no shares because the kscope that made the Report did not
+    share figures among lines (the codec says so of a Report from before schema 11): what each
+    line cost is unknown (line_costs is None), not nothing."""
     schema: int = SCHEMA
 
     @property
@@ -294,10 +296,11 @@ class Report:
         return self.eager is not None and self.compiled is not None and not self.errors
 
     @functools.cached_property
-    def line_costs(self) -> tuple[LineCost, ...]:
-        """Each line's cost in both modes, costliest first (report.lines); computed once, as a
-        Report never changes (the source tab reads it for every line it draws)."""
-        return line_costs(self.eager, self.compiled)
+    def line_costs(self) -> tuple[LineCost, ...] | None:
+        """Each line's cost in both modes, costliest first (report.lines); None where unknown
+        (line_costs_known). Computed once, as a Report never changes (the source tab reads it for
+        every line it draws)."""
+        return line_costs(self.eager, self.compiled) if self.line_costs_known else None
 
     def transfers(self, nbytes: int | None) -> float | None:
         """Bytes in array-sized transfers (÷ the largest input), the article's measure for arrays in,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kscope.report.measures import add_known
+from kscope.report.measures import add_known, sum_known
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -31,16 +31,14 @@ def phase_totals(kernels) -> tuple[PhaseTotals, ...]:
         mine = [k for k in kernels if k.phase == phase]
         if not mine:
             continue
-        read = [k.bytes_read for k in mine]
-        written = [k.bytes_written for k in mine]
         if any(k.launches is None or k.time_us is None for k in mine):
             continue  # a plan's rows (report.plan): not run, no totals
         out.append(
             PhaseTotals(
                 phase,
                 sum(k.launches for k in mine),
-                None if None in read else sum(read),
-                None if None in written else sum(written),
+                sum_known(k.bytes_read for k in mine),
+                sum_known(k.bytes_written for k in mine),
                 sum(k.time_us for k in mine),
             )
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kscope.report.kernel import Kernel, RoundTrip
-from kscope.report.measures import add_known
+from kscope.report.measures import add_known, sum_known
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,11 @@ class Plan:
 
     @property
     def bytes_read(self) -> int | None:
-        values = [k.bytes_read for k in self.kernels]
-        return None if None in values else sum(values)
+        return sum_known(k.bytes_read for k in self.kernels)
 
     @property
     def bytes_written(self) -> int | None:
-        values = [k.bytes_written for k in self.kernels]
-        return None if None in values else sum(values)
+        return sum_known(k.bytes_written for k in self.kernels)
 
     @property
     def bytes_total(self) -> int | None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kscope.report.measures import sum_known
 from kscope.report.model import RankResult
 
 
 def collective_bytes(mode: Any) -> int | None:
     """All collectives' bytes per call; None when any is unknown."""
-    values = [c.bytes for c in getattr(mode, "collectives", ()) or ()]
-    return None if None in values else sum(values)
+    return sum_known(c.bytes for c in getattr(mode, "collectives", ()) or ())
 
 
 def collective_order(mode: Any) -> tuple[str, ...]:

@@ -29,8 +29,9 @@ class Speedup:
     ratio_range: tuple[float, float] | None = None
     """The middle half (25th and 75th percentiles) of the pairs' call-time ratios."""
     cpu_waiting: float | None = None
-    """Share of the timing in which some task on the machine waited for a CPU (Linux PSI); None
-    where unknown. Past BUSY, other work competed with the timed calls."""
+    """Share of the CPU time the timed calls' threads wanted that they spent waiting for it, another
+    task having it (engine.measure.timing.Timed.waiting); None where unknown. Past BUSY, other
+    work competed with the timed calls."""
     kernel_verdict: str | None = None
     """The kernels alone, by the same rule ("faster", "slower", "same within noise", "busy")."""
     kernel_ratio_range: tuple[float, float] | None = None

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kscope.report.measures import sum_known
 from kscope.report.model import Collective
 
 COLLECTIVE_NAMESPACES = ("c10d::", "_c10d_functional::", "c10d_functional::", "_dtensor::")
@@ -174,10 +175,10 @@ def per_call(events: list[CollectiveEvent], calls: int, label) -> tuple:
     calls = max(1, calls)
     rows = []
     for (phase, name, _, after, before), mine in groups.items():
-        sizes = [e.bytes for e in mine]
+        size = sum_known(e.bytes for e in mine)
         waits = [e.wait_us for e in mine if e.wait_us is not None]
         rows.append(Collective(
-            name=name, count=len(mine) / calls, bytes=None if None in sizes else round(sum(sizes) / calls),
+            name=name, count=len(mine) / calls, bytes=None if size is None else round(size / calls),
             time_us=sum(e.time_us for e in mine) / calls, wait_us=sum(waits) / calls if waits else None,
             phase=phase, after=after, before=before,
         ))

@@ -60,6 +60,29 @@ def test_snapshot_generated_code_80x24(snap_compare):
     assert snap_compare(fixed_app(article_report()), terminal_size=(80, 24), run_before=select_code)
 
 
+def test_the_kernel_tables_show_the_declared_columns_a_cell_each():
+    """The app's kernel tables are render.view.KERNELS_APP: its labels in its order, and every row
+    (tagged forward and backward rows too) has a cell for each column, the unknown ones "?"."""
+    from textual.widgets import DataTable
+
+    from kscope.render.view import KERNELS_APP
+
+    async def scenario():
+        app = fixed_app(backward_report(), backward=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.session.shown_runs == [1], timeout=10)
+            for table in app.query(DataTable):
+                if not isinstance(table.parent, KernelTable):
+                    continue
+                assert [str(c.label) for c in table.columns.values()] == KERNELS_APP.labels(narrow=True)
+                assert [c.value for c in table.columns] == KERNELS_APP.keys
+                assert table.row_count > 0
+                for key in table.rows:
+                    assert len(table.get_row(key)) == len(KERNELS_APP)
+
+    asyncio.run(scenario())
+
+
 def test_the_app_says_when_the_eager_half_is_on_screen():
     # the worker times eager against compiled only then (RunRequest.settle): the app's own drawing
     # must not compete with the timed calls

@@ -2,27 +2,7 @@
 
 from __future__ import annotations
 
-from kscope.report.model import Report
-
-MB4 = 4_000_000
-
-
-def ranks_report() -> Report:
-    """The article's report run as 2 ranks, rank 1 all-reducing a different size in compiled code."""
-    from dataclasses import replace
-
-    from support.fixed_session import article_report
-
-    from kscope.report.model import Collective, RankResult
-
-    base = article_report()
-    ar = Collective("c10d::allreduce_", 1, MB4, 900.0, None, after="aten::add", before="aten::relu")
-    fn = Collective("_c10d_functional::all_reduce_", 1, MB4, 800.0, 850.0, after="cpp_fused_add_0",
-                    before="cpp_fused_relu_1")
-    eager, compiled = replace(base.eager, collectives=(ar,)), replace(base.compiled, collectives=(fn,))
-    ranks = (RankResult(0, eager, compiled, stage="done"),
-             RankResult(1, eager, replace(compiled, collectives=(replace(fn, bytes=MB4 // 2),)), stage="done"))
-    return replace(base, eager=eager, compiled=compiled, ranks=ranks)
+from support.fixed_session import ranks_report
 
 
 def test_ranks_pane_shows_the_ranks_and_marks_the_one_that_differs():

@@ -69,3 +69,27 @@ async def _source(path, report):
         assert app.query_one("#compiled-kernels", KernelTable).lit == {report.compiled.kernels[0].name}
         answer = str(pane.query_one(".answer").render())
         assert "compiled" in answer and ("12.0 MB" in answer if chosen == add else "8.0 MB" in answer)
+
+
+def test_a_report_without_costs_per_line_says_whether_they_are_unknown_or_none():
+    """The hottest lines (h) of a Report whose costs are unknown (an older kscope's: the codec
+    marks them None) and of one whose run tied no work to a line (an empty tuple)."""
+    from dataclasses import replace
+
+    from support.fixed_session import article_report
+
+    async def hot(report):
+        app = fixed_app(report)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.good is not None, timeout=10)
+            await pilot.press("s")
+            await pilot.pause()
+            await pilot.press("h")
+            await pilot.pause()
+            return option_texts(app.query_one(SourcePane))
+
+    none = replace(article_report(), line_costs_known=True)
+    assert none.line_costs == ()
+    assert asyncio.run(hot(none)) == ["no line of this run issued work"]
+    unknown = replace(article_report(), line_costs_known=False)  # its schema number left as it is: no view reads it
+    assert asyncio.run(hot(unknown)) == ["this Report has no costs per line (a kscope before schema 11 made it)"]

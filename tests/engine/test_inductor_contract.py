@@ -21,12 +21,9 @@ import torch.nn.functional as F
 from support.paths import write_target
 
 from kscope.engine import run as engine_run
-from kscope.engine.inductor.capture import (
-    TrafficStore,
-    capture_inductor,
-    configure_inductor,
-)
+from kscope.engine.inductor.capture import capture_inductor, configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.run import run
 from kscope.report.place import Place
 from kscope.report.request import RunRequest
@@ -134,24 +131,25 @@ def test_rows_add_up_to_inductors_count_but_for_kscopes_corrections(case):
     fn, make = CASES[case]
     graphs, _ = _compile(fn, *make(), cache=False)
     (g,) = graphs
-    rows = g.kernel_bytes()
-    assert "" not in rows, "every scheduler node is tied to a kernel"
-    assert set(rows) and all(r["read"] + r["written"] > 0 for r in rows.values())
+    counted = g.kernel_bytes()
+    rows = counted.kernels
+    assert counted.stray == 0, "every scheduler node is tied to a kernel"
+    assert set(rows) and all(r.read + r.written > 0 for r in rows.values())
     assert sum(n.inductor_total for n in g.nodes) == g.inductor_total
-    corrections = sum(x["kscope"] - x["inductor"] for r in rows.values() for x in r["corrections"])
-    assert sum(r["read"] + r["written"] for r in rows.values()) == g.inductor_total + corrections
+    corrections = sum(x.kscope - x.inductor for r in rows.values() for x in r.corrections)
+    assert sum(r.read + r.written for r in rows.values()) == g.inductor_total + corrections
     if case == "embedding + layer norm":
         # inductor counts the whole 5000x64 table for the fused node's indirect load; kscope the
         # 4x32 rows gathered (once per loop that loads them)
         table, gathered = 5000 * 64 * F32, 4 * 32 * 64 * F32
-        gathers = [x for r in rows.values() for x in r["corrections"] if x["rule"] == "gather"]
-        assert gathers and all(x["inductor"] == table and x["kscope"] % gathered == 0 for x in gathers)
+        gathers = [x for r in rows.values() for x in r.corrections if x.rule == "gather"]
+        assert gathers and all(x.inductor == table and x.kscope % gathered == 0 for x in gathers)
         assert corrections < 0
     elif case.startswith("attention"):
         # the attention kernel writes its output and the log-sum-exp (2x4x32 fp32) the graph
         # does not use: inductor counts the output only
-        (fix,) = [x for r in rows.values() for x in r["corrections"]]
-        assert fix["rule"] == "unused output" and corrections == 2 * 4 * 32 * F32
+        (fix,) = [x for r in rows.values() for x in r.corrections]
+        assert fix.rule == "unused output" and corrections == 2 * 4 * 32 * F32
     else:
         assert corrections == 0
 
@@ -160,17 +158,17 @@ def test_two_library_calls_of_one_op_each_carry_their_own_bytes():
     x, w1, w2 = torch.randn(64, 96), torch.randn(96, 128), torch.randn(128, 32)
     graphs, _ = _compile(_two_mm, x, w1, w2, cache=False)
     (g,) = graphs
-    rows = g.kernel_bytes()
-    assert (rows["extern_kernels.mm#0"]["read"], rows["extern_kernels.mm#0"]["written"]) == (
+    rows = g.kernel_bytes().kernels
+    assert (rows["extern_kernels.mm#0"].read, rows["extern_kernels.mm#0"].written) == (
         x.nbytes + w1.nbytes,
         64 * 128 * F32,
     )
-    assert (rows["extern_kernels.mm#1"]["read"], rows["extern_kernels.mm#1"]["written"]) == (
+    assert (rows["extern_kernels.mm#1"].read, rows["extern_kernels.mm#1"].written) == (
         64 * 128 * F32 + w2.nbytes,
         64 * 32 * F32,
     )
     relu = next(v for k, v in rows.items() if "relu" in k)
-    assert (relu["read"], relu["written"]) == (64 * 128 * F32, 64 * 128 * F32)
+    assert (relu.read, relu.written) == (64 * 128 * F32, 64 * 128 * F32)
 
 
 def _train(x, w):
@@ -183,11 +181,12 @@ def test_a_backward_graph_logs_no_node_mapping_but_kscope_ties_its_nodes_to_kern
     assert not forward.backward and backward.backward
     assert forward.compile_id == backward.compile_id, "one compile id for both graphs"
     assert backward.stack_traces and backward.nodes
-    rows = backward.kernel_bytes()
-    assert "" not in rows and sum(r["read"] + r["written"] for r in rows.values()) == backward.inductor_total
+    counted = backward.kernel_bytes()
+    rows = counted.kernels
+    assert counted.stray == 0 and sum(r.read + r.written for r in rows.values()) == backward.inductor_total
     # the backward's library call: grad_w = x^T @ grad_relu, reading both and writing grad_w
-    assert rows["extern_kernels.mm#0"]["read"] == x.nbytes + 32 * 16 * F32
-    assert rows["extern_kernels.mm#0"]["written"] == w.nbytes
+    assert rows["extern_kernels.mm#0"].read == x.nbytes + 32 * 16 * F32
+    assert rows["extern_kernels.mm#0"].written == w.nbytes
 
 
 def test_cache_hit_gives_the_right_bytes_with_and_without_kscope_store(tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.answered import answered
 from support.paths import SAMPLES, write_target
 
 from kscope.engine.sweep import run_sweep
@@ -62,8 +63,9 @@ def test_at_100_elements_the_compiled_call_costs_more(seed_sweep):
     # fused kernel saves (the rule itself: tests/unit/test_sweep_rule.py)
     sweep = seed_sweep[0].sweep
     first = sweep.points[0]
-    if first.verdict == "busy":
-        pytest.skip("the CPU was busy at n=100: no verdict to check")
+    if first.verdict == "busy":  # other work took the cores at that size: that size alone, again
+        first = answered(lambda: run_sweep(SweepRequest(RunRequest(SEED, device="cpu"), SweepOptions(sizes=(100,))))
+                         .sweep.points[0], lambda p: (p.verdict, None))
     assert first.n == 100 and first.verdict == "slower"
     assert first.compiled.call_time_us > first.eager.call_time_us
     assert sweep.crossover_n is None or sweep.crossover_n > 100

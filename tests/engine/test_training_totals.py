@@ -22,7 +22,7 @@ import torch
 from support.paths import at, write_target
 from support.runs import run_ok
 
-from kscope.engine.dispatch.accounting import align_twins
+from kscope.engine.dispatch.accounting import AccountedFigures, align_twins
 from kscope.engine.eager.half import _unknown_notes
 from kscope.engine.inductor.capture import capture_inductor, configure_inductor
 from kscope.report.model import Kernel
@@ -234,6 +234,6 @@ def test_an_accounted_launch_takes_its_in_place_twins_name_only_where_the_timed_
 def test_every_unknown_eager_row_has_a_note_saying_why():
     known = Kernel("aten::relu", 1, 1.0, 8, 8)
     unknown = Kernel("Foo › add_", 1, 1.0, None, None, phase="backward")
-    assert _unknown_notes([known], {("forward", "aten::relu"): (8, 8, ())}) == []
-    (note,) = _unknown_notes([known, unknown], {("backward", "Foo › add"): (16, 8, ())})
+    assert _unknown_notes([known], {("forward", "aten::relu"): AccountedFigures(8, 8, (), None)}) == []
+    (note,) = _unknown_notes([known, unknown], {("backward", "Foo › add"): AccountedFigures(16, 8, (), None)})
     assert "Foo › add_" in note and "Foo › add (24 B)" in note and "not counted" in note

@@ -2,6 +2,7 @@
 Expected lines are read from the file the test writes, never typed in."""
 
 import pytest
+from support.answered import answered
 from support.paths import at, line_of, write_target
 from support.runs import run_ok
 from support.targets import STEPPER
@@ -120,7 +121,8 @@ def test_bandwidth_per_kernel_and_mode_against_a_measured_peak(tmp_path):
         for k in mode.kernels:
             assert k.achieved_gbps == pytest.approx(k.bytes_total / (k.time_us * 1e3))
     if r.speedup.verdict == "busy":  # other work took the cores: a rate measured then says nothing
-        pytest.skip(f"the CPU was busy ({r.speedup.cpu_waiting:.0%} of the timing): no rate to check")
+        r = answered(lambda: run_ok(path), lambda r: (r.speedup.verdict, r.speedup.cpu_waiting))
+        (fused,) = r.compiled.kernels
     assert r.peak_gbps / 10 < fused.achieved_gbps < r.peak_gbps * 10
     # eager moves 20 MB in two kernels, compiled 12 MB in one: the same memory, a like rate
     assert r.compiled.achieved_gbps / 10 < r.eager.achieved_gbps < r.compiled.achieved_gbps * 10

@@ -1,11 +1,13 @@
-"""`kscope serve` (issue 13): where it listens, what a browser tab starts, and that stopping the
-server leaves no process behind. A tab is a websocket to textual-serve's /ws, as the page opens it
+"""`kscope serve` (issue 13): where it listens, what a browser tab starts (a kscope with the app's
+flags: --present, --mode, --export-dir, and key e there), and that stopping the server leaves no
+process behind. A tab is a websocket to textual-serve's /ws, as the page opens it
 (the browser itself is in test_browser.py). Every process the server starts inherits a marker in
 its environment, so the test finds them all in /proc."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -57,13 +59,13 @@ def listening(port: int) -> set[str]:
 class Served(Marked):
     """`kscope serve FILE` in a process group of its own, as a shell runs a foreground job."""
 
-    def __init__(self, folder: Path, *flags: str):
+    def __init__(self, folder: Path, *flags: str, env: dict[str, str] | None = None):
         self.path = folder / "add_relu.py"
         self.path.write_text((SAMPLES / "add_relu.py").read_text())
         self.port = free_port()
         self.marker = f"KSCOPE_SERVE_TEST={uuid.uuid4().hex}"
         key, value = self.marker.split("=")
-        env = {**os.environ, key: value}
+        env = {**os.environ, **(env or {}), key: value}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kscope", "serve", str(self.path), "--port", str(self.port), "--device", "cpu",
              *flags],
@@ -116,6 +118,10 @@ class Tab:
         async for message in self.ws:
             if message.type == aiohttp.WSMsgType.BINARY:
                 self.received.extend(message.data)
+
+    def press(self, key: str) -> None:
+        """A key typed in the page: textual-serve hands it to the tab's kscope as terminal input."""
+        self._run(self.ws.send_str(json.dumps(["stdin", key])))
 
     async def _close(self) -> None:
         await self.ws.close()
@@ -207,6 +213,57 @@ def test_each_tab_is_its_own_kscope_and_stopping_leaves_nothing(tmp_path, how, o
         for t in tabs:
             try:
                 t.close()
+            except Exception:
+                pass
+        s.cleanup()
+
+
+def test_the_apps_flags_reach_the_tabs_kscope_and_e_exports_the_traces_it_kept(tmp_path):
+    """`kscope serve FILE --present --mode reduce-overhead --export-dir talk` (docs/speakers.md: "the
+    app's flags follow the file"): the tab's kscope presents (the presentation view's caption), in
+    that mode (the status line); `e` there writes the run on screen into a new folder under talk/,
+    the status line says which, its two traces are copies of those the app kept for the run
+    (private, removed when it quits) and `kscope TRACE` reads them as the seed's 2 and 1 launches a
+    call over the app's 5 profiled calls."""
+    temp = tmp_path / "temp"  # where the tab's kscope keeps its runs' traces (tempfile)
+    temp.mkdir()
+    s = Served(tmp_path, "--present", "--mode", "reduce-overhead", "--export-dir", "talk", env={"TMPDIR": str(temp)})
+    tab = None
+    try:
+        s.wait_serving()
+        tab = Tab(s.port)
+        s.wait(lambda: b"done in" in tab.received, "the tab's first report")
+        assert b"launches per call: eager" in tab.received  # drawn only while presenting
+        assert b"reduce-overhead" in tab.received
+        (kept,) = [p for p in temp.iterdir() if p.name.startswith("kscope-traces-")]
+        tab.press("e")
+        talk = tmp_path / "talk"
+        s.wait(lambda: talk.is_dir() and [p for p in talk.iterdir() if not p.name.startswith(".")],
+               "the export folder", 30)
+        (folder,) = talk.iterdir()
+        said = f"exported to talk{os.sep}{folder.name}{os.sep}".encode()
+        s.wait(lambda: said in tab.received, f"the status line to say {said!r}", 10)
+        report = json.loads((folder / "report.json").read_text())
+        assert report["compile_options"]["mode"] == "reduce-overhead"
+        assert report["traces"] == {mode: f"add_relu-add_relu-{mode}.json.gz" for mode in ("eager", "compiled")}
+        for mode, launches in (("eager", 2), ("compiled", 1)):
+            trace = folder / report["traces"][mode]
+            (original,) = kept.rglob(trace.name)  # the run's own, in the app's private folder
+            assert trace.read_bytes() == original.read_bytes()
+            read = subprocess.run([sys.executable, "-m", "kscope", str(trace), "--json"], capture_output=True,
+                                  text=True, timeout=60)
+            assert read.returncode == 0, read.stderr
+            figures = json.loads(read.stdout)
+            assert (figures["calls"], figures["launches"]) == (5, launches), (mode, figures)
+            assert figures["launches"] == report[mode]["launches"]
+        os.killpg(s.proc.pid, signal.SIGINT)
+        took, left = s.gone_within(GONE_WITHIN_S)
+        assert not left, f"still running {took:.1f} s after Ctrl-C: {left}"
+        assert not kept.exists(), "the app's kept traces outlived it"
+    finally:
+        if tab is not None:
+            try:
+                tab.close()
             except Exception:
                 pass
         s.cleanup()

@@ -176,6 +176,21 @@ def sweep_report(file: str = "/work/add_relu.py") -> Report:
     return Report(file, "add_relu", "cpu", "AMD EPYC", "2.13.0+cpu", peak_gbps=25.0, sweep=sweep, source=ARTICLE_SOURCE)
 
 
+def ranks_report() -> Report:
+    """The article's report run as 2 ranks, rank 1 all-reducing a different size in compiled code."""
+    from kscope.report.model import Collective, RankResult
+
+    mb4 = 4_000_000
+    base = article_report()
+    ar = Collective("c10d::allreduce_", 1, mb4, 900.0, None, after="aten::add", before="aten::relu")
+    fn = Collective("_c10d_functional::all_reduce_", 1, mb4, 800.0, 850.0, after="cpp_fused_add_0",
+                    before="cpp_fused_relu_1")
+    eager, compiled = replace(base.eager, collectives=(ar,)), replace(base.compiled, collectives=(fn,))
+    ranks = (RankResult(0, eager, compiled, stage="done"),
+             RankResult(1, eager, replace(compiled, collectives=(replace(fn, bytes=mb4 // 2),)), stage="done"))
+    return replace(base, eager=eager, compiled=compiled, ranks=ranks)
+
+
 class FixedSession:
     """Same interface as LiveSession; each run replays `report` with fixed timestamps."""
 

@@ -31,3 +31,17 @@ def compiled_names(app):
     if table.mode is None or any(k.time_us is None for k in table.mode.kernels):
         return []
     return [k.name for k in table.mode.kernels]
+
+
+def screen_text(app) -> str:
+    """The screen as it was last drawn, as plain text: what a person sees (the modal on top
+    included), drawn as App.export_screenshot draws it."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False,
+                      safe_box=False, color_system=None)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()

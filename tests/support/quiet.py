@@ -2,7 +2,7 @@
 two or more at a time.
 
 A test marked `quiet` (a verdict by time, a bound in seconds, the event loop's stalls, a rate
-skipped when the CPU is busy) holds an exclusive lock on one file for its setup, call and
+timed again while the CPU is busy: support/answered.py) holds an exclusive lock on one file for its setup, call and
 teardown; every other test holds a shared lock on it. So while a quiet test runs, the other
 workers wait between tests, and its timing sees the machine as a serial run would. A second file,
 taken exclusively for a moment before either lock, is a turnstile: a quiet test waiting for the

@@ -35,7 +35,8 @@ def modules_of(folder: str, *only: str) -> list[str]:
 LAYERS = {
     "report": (modules_of("report"), ("torch", "rich", "textual")),
     "trace": (modules_of("trace"), ("torch", "rich", "textual")),
-    "render's words": (modules_of("render", "__init__", "text", "view", "names", "ranks_rows", "markdown"),
+    "render's words": (modules_of("render", "__init__", "text", "view", "names", "ranks_rows", "markdown",
+                                  "columns", "sweep_rows", "lines", "roofline"),
                        ("torch", "rich", "textual")),
     "render": (modules_of("render"), ("torch", "textual")),
     "the worker's client side": (modules_of("worker", "__init__", "client", "protocol", "once", "lifetime"),

@@ -169,6 +169,14 @@ def test_no_file_over_400_lines(folder):
     assert not long, long
 
 
+def test_no_function_over_60_lines():
+    """Long functions are split into named steps (issue 35)."""
+    long = {f"{p.relative_to(REPO)}:{n.name}": n.end_lineno - n.lineno + 1 for p in PACKAGE.rglob("*.py")
+            for n in ast.walk(ast.parse(p.read_text()))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60}
+    assert not long, long
+
+
 def test_every_folder_of_the_package_is_a_package():
     """No namespace packages: each folder says what it is in its __init__.py's docstring."""
     for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
@@ -256,3 +264,27 @@ def test_the_border_check_sees_each_way_of_naming_an_internal():
     assert private_torch_names("from torch.utils._pytree import tree_leaves") == {"torch.utils._pytree.tree_leaves"}
     assert private_torch_names("x = torch._C._dispatch_keyset_full_after") >= {"torch._C"}
     assert private_torch_names("torch.ops.aten._local_scalar_dense(x); torch.__version__") == set()
+
+
+def schema_readers(folders: tuple[str, ...]) -> list[str]:
+    """Where a module of these folders reads a Report's schema number (`x.schema`, `getattr(x, "schema")`)."""
+    found = []
+    for folder in folders:
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                named = (isinstance(node, ast.Attribute) and node.attr == "schema") or (
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                    and any(isinstance(a, ast.Constant) and a.value == "schema" for a in node.args))
+                if named:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def test_no_view_reads_the_schema_number():
+    """Schema upgrades belong in the codec (report/codec.py): it marks what an older Report lacks
+    (None for unknown: line_costs), so the app and the renderers read figures, never `.schema`."""
+    assert schema_readers(("app", "render")) == []
+
+
+def test_the_schema_check_finds_a_reader():
+    assert schema_readers(("report",))  # the codec reads it, as it should

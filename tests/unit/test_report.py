@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from kscope.render.text import fmt_bytes, summary_line
 from kscope.report.codec import report_from_dict, report_to_dict
 from kscope.report.model import GraphBreak, Kernel, ModeResult, Place, Report, RunError
@@ -124,3 +126,38 @@ def test_achieved_bandwidth_is_bytes_over_kernel_time_in_decimal_units():
     # unknown bytes or no time: no rate, never 0 GB/s
     assert Kernel("x", 1, 150.0, None, 4).achieved_gbps is None
     assert ModeResult(1, 8, 4, 0.0).achieved_gbps is None
+
+
+def test_a_report_from_before_schema_11_has_its_line_costs_unknown():
+    """Before schema 11 no kernel shared its figures among lines: the codec marks what each line
+    cost as unknown (None), so no view needs the schema number; a current Report with no shares
+    has no costs (an empty tuple). Its JSON is as it was: `line_costs` empty."""
+    from kscope.render.markdown import report_markdown
+
+    d = report_to_dict(_report())
+    now = report_from_dict(d)
+    assert now.line_costs_known and now.line_costs == ()
+    old = {k: v for k, v in d.items() if k != "line_costs"} | {"schema": 10}
+    for mode in ("eager", "compiled"):
+        old[mode] = {**old[mode], "kernels": [{k: v for k, v in x.items() if k != "shares"} for x in old[mode]["kernels"]]}
+    before = report_from_dict(old)
+    assert not before.line_costs_known and before.line_costs is None
+    assert report_to_dict(before)["line_costs"] == [] and report_to_dict(before)["schema"] == 10
+    assert report_from_dict(report_to_dict(before)).line_costs is None
+    assert "Costliest lines" not in report_markdown(before)
+
+
+def test_a_sum_with_an_unknown_part_is_unknown_never_smaller():
+    from kscope.render.view import round_trips_text
+    from kscope.report.measures import add_known, sum_known
+    from kscope.report.model import RoundTrip
+
+    assert sum_known([1, 2, 3]) == 6 and sum_known(x for x in (0.5, 0.25)) == 0.75 and sum_known([]) == 0
+    assert sum_known([1, None, 3]) is None and sum_known(iter([None])) is None
+    assert add_known(2, 3) == 5 and add_known(2, None) is None
+    # what the figures built on it say: a mode's FLOPs, a line's bytes, round trips' bytes
+    r = _report()
+    assert r.compiled.flops is None  # its kernel's FLOPs are unknown
+    trips = (RoundTrip("buf0", 4_000_000, "a", ("b",)), RoundTrip("buf1", None, "b", ("c",)))
+    assert round_trips_text(replace(r.compiled, round_trips=trips[:1])) == "1 (4.0 MB)"
+    assert round_trips_text(replace(r.compiled, round_trips=trips)) == "2 (?)"  # was "2 (4.0 MB)": the unknown taken as 0

@@ -59,7 +59,7 @@ def test_a_percentage_names_its_roof_and_above_100_says_why():
     assert note == ("  (roof L3 93 GB/s: working set 16.0 MB → 12.0 MB of 110.1 MB; above it: part of its data may "
                     "sit in the faster L2 (114 GB/s))")
     legacy = replace(r, roofs=(), compiled=replace(r.compiled, kernels=r.eager.kernels))  # a Report before 13
-    assert roofs_note(legacy).startswith("  (roof main memory 29 GB/s: main memory, the only roof known; above it")
+    assert roofs_note(legacy).startswith("  (main memory 29 GB/s, the only roof known; above it")
     cold = replace(r, cold=True)
     assert of_peak(40.0, cold.judged(cold.eager)) == "40.0 GB/s (138% of the main memory's 29 GB/s: above it, " \
         "part of its data may sit in the faster L3 (93 GB/s))"

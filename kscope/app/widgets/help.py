@@ -62,9 +62,11 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `p` | presentation view: launches, array-sized transfers and the fused kernel as large as the window allows |
 | `v` | the verdict, large, in the presentation view (`v` again: the launches) |
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
+| `e` | export the Report on screen, its two traces and a screenshot into a new folder (`--export-dir`) |
 | `l` | the roofline tab (while presenting: the roofline in place of the figures, `l` again: the launches) |
-| `f` `s` `c` `b` `t` `o` | fused kernels / source / code / graph breaks / round trips / output tab |
+| `f` `s` `c` `b` `t` `o` `k` | fused kernels / source / code / graph breaks / round trips / output / ranks tab |
 | `h` | the costliest lines of the run, hottest first, in the source tab (`h` again: back to the file) |
+| `[` `]` | the previous / next file holding lines of this run, in the source tab |
 | `tab` / `shift+tab` | move between panes |
 | `ctrl+p` | command palette (themes, …) |
 | `?` | this help |

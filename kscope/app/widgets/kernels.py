@@ -9,11 +9,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from kscope.render.names import short_name
-from kscope.render.view import kernel_detail, kernel_rows, vanished
+from kscope.render.view import KERNELS_APP, kernel_detail, kernel_rows, vanished
 from kscope.report.model import Kernel, ModeResult
 
-# The launches cell also says what changed since the last save: "1→2", "1 new".
-COLUMNS = (("kernel", 22), ("launch", 6), ("µs/call", 8), ("traffic", 8))
+# The columns are KERNELS_APP's; the launches cell also says what changed since the last save: "1→2", "1 new".
 MIN_NAME = 12
 
 
@@ -47,7 +46,7 @@ class KernelTable(Vertical):
         self.mode: ModeResult | None = None
         self.previous: ModeResult | None = None
         self.peak: float | None = None
-        self.name_width = COLUMNS[0][1]
+        self.name_width = KERNELS_APP["kernel"].width
         self._note = ""
         """What the table says under it (compiling…, a plan and its progress), kept across redraws."""
         self._drawn: tuple | None = None  # what show() drew last
@@ -57,8 +56,8 @@ class KernelTable(Vertical):
     def compose(self) -> ComposeResult:
         self.border_title = f"{self.mode_name} kernels"
         table = DataTable(cursor_type="row", zebra_stripes=True)
-        for label, width in COLUMNS:
-            table.add_column(label, key=label, width=width)
+        for c in KERNELS_APP:
+            table.add_column(c.header(narrow=True), key=c.key, width=c.width)
         yield table
         yield Static("", classes="detail")
 
@@ -96,10 +95,11 @@ class KernelTable(Vertical):
             launches = Text(r.launches) if not r.change else Text(
                 f"{r.launches} new" if r.change == "new" else r.change, style="bold yellow"
             )
-            cells = (name, launches, Text(r.time, justify="right"), Text(r.traffic, justify="right"))
+            cells = [Text(v, justify="right" if c.align == "r" else None) if isinstance(v, str) else v
+                     for c, v in zip(KERNELS_APP, KERNELS_APP.cells(r.kernel, kernel=name, launches=launches))]
             if r.key in existing:
-                for (label, _), value in zip(COLUMNS, cells):
-                    table.update_cell(r.key, label, value)
+                for c, value in zip(KERNELS_APP, cells):
+                    table.update_cell(r.key, c.key, value)
             else:
                 table.add_row(*cells, key=r.key)
         forget_renders(table)
@@ -125,7 +125,7 @@ class KernelTable(Vertical):
     def on_resize(self) -> None:
         """Give the kernel name whatever width the other columns leave."""
         table = self.query_one(DataTable)
-        others = sum(width + 2 * table.cell_padding for label, width in COLUMNS[1:])
+        others = sum(c.width + 2 * table.cell_padding for c in KERNELS_APP if c.key != "kernel")
         name_width = max(MIN_NAME, self.content_size.width - others - 2 * table.cell_padding - 2)
         column = table.columns.get("kernel")
         if column is not None and column.width != name_width:

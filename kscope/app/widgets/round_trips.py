@@ -10,6 +10,7 @@ from textual.widgets.option_list import Option
 
 from kscope.render.text import fmt_bytes
 from kscope.render.view import autotune_lines, places_text
+from kscope.report.measures import sum_known
 from kscope.report.model import Report, RoundTrip
 
 
@@ -39,7 +40,7 @@ class RoundTripsPane(OptionList):
             elif not trips:
                 head.append("no round trip: every intermediate stays inside a kernel", style="green")
             else:
-                total, count = sum(t.bytes or 0 for t in trips), sum(t.count for t in trips)
+                total, count = sum_known(t.bytes for t in trips), sum(t.count for t in trips)
                 head.append(f"{count} round trip{'s' if count != 1 else ''}, {fmt_bytes(total)} "
                             "written and read back")
             self.add_option(Option(head, disabled=True))

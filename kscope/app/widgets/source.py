@@ -2,14 +2,13 @@
 kernels it became (and lights them in the kernel tables) and what it cost. A gutter beside each line
 gives its bytes and time per call, eager → compiled, with a bar against the costliest line; `h`
 lists the run's costliest lines of every file instead, hottest first. It moves between the files
-that hold lines of this run ([ and ]): the target's, the user's modules it imports, a library's
-(read-only: kscope never writes a file)."""
+that hold lines of this run (action_step; the app's keys [ and ], kscope.app.links): the target's,
+the user's modules it imports, a library's (read-only: kscope never writes a file)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -31,10 +30,6 @@ class SourcePane(Vertical):
     SourcePane .file { height: 1; color: $text-muted; }
     SourcePane .answer { height: 2; color: $text-muted; }
     """
-    BINDINGS = [
-        Binding("[", "step(-1)", "previous file", show=False),
-        Binding("]", "step(1)", "next file", show=False),
-    ]
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -102,8 +97,9 @@ class SourcePane(Vertical):
     def _draw(self) -> None:
         report, files = self.report, self.files
         home = report.home
-        costs = report.line_costs
-        self._gutters = bool(costs)  # a Report from before schema 11 has no costs: no gutter
+        known = report.line_costs  # None: unknown (an older kscope's Report), no gutter
+        costs = known or ()
+        self._gutters = bool(costs)
         widest = max((c.hottest_us for c in costs), default=0.0)
         wide = self.size.width >= WIDE or not self.size.width
         self.lit = tuple(sorted({p.line for p in self.places if p.file == self.file}
@@ -121,7 +117,7 @@ class SourcePane(Vertical):
                      for i, ((f, n), c) in enumerate(zip(self.entries, placed))]
             if not shown:
                 shown = [Option(Text("this Report has no costs per line (a kscope before schema 11 made it)"
-                                     if report.schema < 11 else "no line of this run issued work", style="dim"))]
+                                     if known is None else "no line of this run issued work", style="dim"))]
             self._quiet = 0
             options.add_options(shown)
             options.highlighted = 0
@@ -158,10 +154,10 @@ class SourcePane(Vertical):
             return
         file, number = self.entries[int(event.option.id)]
         eager, compiled = kernels_of_line(self.report, number, file)
-        cost = in_file(self.report.line_costs, file).get(number)
+        cost = in_file(self.report.line_costs or (), file).get(number)
         where = f"{file}:{number}" if file != self.report.home else f"line {number}"
         answer = f"{where} → eager: {', '.join(eager) or '—'}; compiled: {', '.join(compiled) or '—'}"
-        if self.report.line_costs:  # a Report from before schema 11 has no costs per line
+        if self.report.line_costs:  # None (unknown: an older kscope's Report) or none at all: nothing to say
             answer += f"\n{line_answer(cost)}"
         self.query_one(".answer", Static).update(answer, layout=False)
         quiet, self._quiet = self._quiet, None

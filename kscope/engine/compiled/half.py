@@ -14,19 +14,13 @@ from kscope.engine.compiled.graph_calls import guessed_graphs, launch_graphs
 from kscope.engine.compiled.plan import Planner
 from kscope.engine.compiled.round_trips import compiled_round_trips
 from kscope.engine.compiled.rows import graph_kernels, graph_phase, kernel_rows, row_key
-from kscope.engine.dispatch.accounting import outside_graphs
-from kscope.engine.eager.half import EagerRun, launch_label, total
+from kscope.engine.dispatch.accounting import AccountedFigures, outside_graphs
+from kscope.engine.eager.half import EagerRun, launch_label
 from kscope.engine.eager.round_trips import grouped
 from kscope.engine.inductor.bytes import DATA_DEPENDENT
 from kscope.engine.inductor.caches import caches_off
-from kscope.engine.inductor.capture import (
-    FACTS,
-    Capture,
-    GraphCapture,
-    TrafficStore,
-    capture_inductor,
-    keep_live,
-)
+from kscope.engine.inductor.capture import Capture, GraphCapture, GraphFacts, capture_inductor, keep_live
+from kscope.engine.inductor.kernel_bytes import GraphBytes
 from kscope.engine.inductor.modes import (
     applied,
     autotune_of,
@@ -34,18 +28,17 @@ from kscope.engine.inductor.modes import (
     cudagraph_skips,
 )
 from kscope.engine.inductor.numbering import fresh_compile_state
-from kscope.engine.inductor.provenance import (
-    stable_handles,
-    template_labels,
-)
-from kscope.engine.inductor.ran_sizes import has_unbacked, row_bytes, shape_call, solved
+from kscope.engine.inductor.provenance import CompiledKernel, stable_handles, template_labels
+from kscope.engine.inductor.ran_sizes import RanBytes, has_unbacked, row_bytes, shape_call, solved
+from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.measure.profiling import synchronize
 from kscope.engine.measure.timing import Timed
 from kscope.engine.target.loading import Target, code_of
 from kscope.report.compile import CompileOptions
+from kscope.report.measures import sum_known
 from kscope.report.model import ModeResult, Recompile
 from kscope.trace.collectives import per_call
-from kscope.trace.kernels import is_custom_op
+from kscope.trace.kernels import TraceSummary, is_custom_op
 
 WARMUP_CALLS = 2
 
@@ -82,22 +75,71 @@ def run_compiled(
         fresh_compile_state()  # no guards or graphs from an earlier run, graphs numbered from 0
         reuse = KeptCompile(target.fn, user_file, options or CompileOptions())
     backend, options = reuse.backend, reuse.options
-    call = target.runner(reuse.compiled)
-
-    # Listen for the whole compiled half: a call that fails a guard recompiles, and says why.
     skips_before = cudagraph_skips()
-    plan = planner(backend) if planner is not None else None
+    ran = _listened_calls(target.runner(reuse.compiled), device, store, eager, time_it, reuse,
+                          planner(backend) if planner is not None else None)
+    _name_templates(ran.timed, reuse.graphs + list(ran.fresh))
+    calls = sum(1 for label in ran.timing.labels if label.startswith("c"))
+    source, notes = _fill_bytes(ran.fresh, store, target, device, options)
+    graphs = _every_graph(reuse, ran.fresh, store)
+    counted = _counted(graphs, target, store, backend, ran.shapes)
+    kernels, unknown = kernel_rows(ran.timed, calls, graphs, counted.kernels_of, {**eager.per_launch, **ran.outside},
+                                   counted.phases, counted.ran_rows)
+    facts = _ran_facts(graphs, ran.timed, counted.kernels_of, store)
+    notes += ran.outside_notes + _unknown_notes(unknown) + guessed_graphs(ran.timed, graphs, counted.kernels_of)
+    graphed = cuda_graphs_of(options, device, ran.timed, calls, ran.fresh.cudagraph_skips, cudagraph_skips() - skips_before)
+    if graphed is not None and graphed.skipped:
+        notes.append(f"compiled ({options.mode}): {graphed.line()}")
+    result = ModeResult(
+        launches=len(ran.timed.launches) / calls,
+        bytes_read=sum_known(k.bytes_read for k in kernels),
+        bytes_written=sum_known(k.bytes_written for k in kernels),
+        kernel_time_us=sum(k.time_us for k in kernels),
+        kernels=tuple(kernels),
+        memcpy=round(ran.timed.memcpy / calls),
+        memset=round(ran.timed.memset / calls),
+        calls=calls,
+        compile_s=ran.compile_s,
+        graphs=backend.graphs,
+        graph_breaks=tuple(backend.breaks),
+        recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
+        traffic_source=source,
+        round_trips=_round_trips(graphs, counted.kernels_of, counted.bytes_of, facts),
+        autotune=autotune_of(facts.values()),
+        cuda_graphs=graphed,
+        collectives=per_call(ran.timed.collectives, calls, lambda x: x.name if x.call else launch_label(x)),
+    )
+    return CompiledRun(result, tuple(notes), ran.timing, tuple(graphs), len(ran.fresh))
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """What the compiled half's calls gave while kscope listened to inductor and dynamo."""
+
+    fresh: Capture
+    """The graphs inductor compiled during the calls."""
+    compile_s: float
+    timing: Timed
+    timed: TraceSummary
+    """The compiled calls' profile (timing's rounds labelled "c")."""
+    shapes: TraceSummary | None
+    """One more call's profile with shapes recorded, where needed (ran_sizes.shape_call)."""
+    outside: dict[tuple[str, str], AccountedFigures]
+    """One launch's figures of the ops that ran outside the graphs (accounting.outside_graphs)."""
+    outside_notes: list[str]
+
+
+def _listened_calls(call: Callable[[], object], device: torch.device, store: TrafficStore, eager: EagerRun,
+                    time_it: Callable[[Callable[[], object], float], Timed], reuse: KeptCompile,
+                    plan: Planner | None) -> _Calls:
+    """Every call of the compiled half, listened to from first to last: a call that fails a
+    guard recompiles, and says why. The first call compiles; then the warm-up, the timed rounds,
+    and the calls that read what the timed ones cannot (recorded shapes, what runs outside the
+    graphs)."""
+    backend, options = reuse.backend, reuse.options
     with applied(options), capture_inductor(plan) as fresh, backend.keys.backward():
         backend.words = fresh.break_words  # dynamo logs a break's words before the backend sees its graph
-        start = time.perf_counter()
-        try:
-            call()
-            synchronize(device)
-        except Exception as e:
-            raise CompileFailed(e) from e
-        compile_s = time.perf_counter() - start - (plan.spent_s if plan else 0.0)  # kscope's plans are not the compile
-        if plan is not None:
-            plan.ran()
+        compile_s = _first_call(call, device, plan)
         warm = time.perf_counter()
         for _ in range(WARMUP_CALLS):
             call()
@@ -106,71 +148,83 @@ def run_compiled(
         # data-dependent sizes, and custom ops eager never ran: read off one call's recorded shapes
         keep_live(fresh)  # a cache hit of a graph with symbolic sizes counted again in this process
         # (a cache hit kscope's store has no bytes for may have some: it is compiled again below)
-        dependent = any(_data_dependent(g, store) or (g.code and g.nodes is None and store.get(g.code_hash) is None)
+        dependent = any(_data_dependent(g, store) or (g.code and g.nodes is None and store.graph_bytes(g.code_hash) is None)
                         for g in reuse.graphs + list(fresh))
         timed = timing.trace.only("c")
         shapes = shape_call(call, device, dependent, timed, eager.per_launch, eager.dispatched)
         outside, outside_notes = outside_graphs(call, device, eager.dispatched, timed, timing.labels, backend, options)
-    labels = {k: v for g in reuse.graphs + list(fresh) for k, v in template_labels(g.code).items()}
-    for launch in timed.launches:  # a C++ template's kernel is known by its Python name
-        launch.name = labels.get(launch.name, launch.name)
-    calls = sum(1 for label in timing.labels if label.startswith("c"))
+    return _Calls(fresh, compile_s, timing, timed, shapes, outside, outside_notes)
 
-    source, notes = _fill_bytes(fresh, store, target, device, options)
+
+def _first_call(call: Callable[[], object], device: torch.device, plan: Planner | None) -> float:
+    """The first call, which compiles: its seconds, less those kscope spent on plans (not the
+    compile's). torch.compile's error is CompileFailed: the eager half stays valid."""
+    start = time.perf_counter()
+    try:
+        call()
+        synchronize(device)
+    except Exception as e:
+        raise CompileFailed(e) from e
+    compile_s = time.perf_counter() - start - (plan.spent_s if plan else 0.0)
+    if plan is not None:
+        plan.ran()
+    return compile_s
+
+
+def _name_templates(timed: TraceSummary, graphs: list[GraphCapture]) -> None:
+    """A C++ template's kernel is known by its Python name: the launches the profiler named by
+    the template's label take it."""
+    labels = {k: v for g in graphs for k, v in template_labels(g.code).items()}
+    for launch in timed.launches:
+        launch.name = labels.get(launch.name, launch.name)
+
+
+def _every_graph(reuse: KeptCompile, fresh: Capture, store: TrafficStore) -> Capture:
+    """The kept compile's graphs, this run's after the earlier runs' (kept for the next run); a
+    cache hit's backward given its post-grad nodes from the store."""
     for g in fresh:
-        g.restore_provenance(store.get(g.code_hash))
+        g.restore_provenance(store.graph_bytes(g.code_hash))
     graphs = Capture()
     graphs += reuse.graphs + list(fresh)
     graphs.recompiles = fresh.recompiles
     reuse.graphs = list(graphs)
-    # a graph compiled for dynamic shapes is counted at the sizes of this call
-    bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.get(g.code_hash) for g in graphs]
+    return graphs
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """The figures of each graph, by its index in the run's graphs."""
+
+    bytes_of: list[GraphBytes | None]
+    kernels_of: list[list[CompiledKernel]]
+    phases: list[str]
+    ran_rows: dict[tuple, RanBytes]
+    """The rows whose bytes are the recorded shapes' (ran_sizes.row_bytes)."""
+
+
+def _counted(graphs: Capture, target: Target, store: TrafficStore, backend: RecordingBackend,
+             shapes: TraceSummary | None) -> _Counted:
+    """Each graph's bytes and kernels: a graph compiled for dynamic shapes counted at the sizes of
+    this call, and at the values its data-dependent sizes ran at where `shapes` recorded them."""
+    bytes_of = [g.kernel_bytes_at(target) if g.live is not None else store.graph_bytes(g.code_hash) for g in graphs]
     kernels_of = [graph_kernels(g, rows, backend) for g, rows in zip(graphs, bytes_of)]
     phases = [graph_phase(g, backend) for g in graphs]
-    notes += outside_notes
-    ran_rows = {}
-    if shapes is not None:
-        shape_graph = launch_graphs(shapes, graphs, kernels_of)
-        for i, g in enumerate(graphs):  # counted again at the values its data-dependent sizes ran at
-            externs = [x for x in shapes.launches if x.kind == "extern" and shape_graph[x.call, x.region] == i]
-            values = solved(g.live, externs) if has_unbacked(g) else {}
-            if values:
-                bytes_of[i] = g.kernel_bytes_at(target, values)
-                kernels_of[i] = graph_kernels(g, bytes_of[i], backend)
-        # Only where inductor's count is not the call's: a graph whose sizes are data-dependent, a
-        # custom op's body. Elsewhere inductor's count stands (after _fill_bytes, a cache hit's too):
-        # the recorded shapes cannot tell one tensor passed twice (addmm(g, g, w)) from two.
-        at_ran = {i for i, g in enumerate(graphs) if _data_dependent(g, store)}
-        ran_rows = row_bytes(shapes, lambda x: row_key(x, shape_graph, phases),
-                             lambda x: is_custom_op(x.composite or "") or shape_graph.get((x.call, x.region)) in at_ran)
-    kernels, unknown = kernel_rows(timed, calls, graphs, kernels_of, {**eager.per_launch, **outside}, phases, ran_rows)
-    ran = launch_graphs(timed, graphs, kernels_of)
-    facts = {i: graphs[i].facts() if graphs[i].nodes is not None else store.get(graphs[i].code_hash + FACTS)
-             for i in sorted({g for g in ran.values() if g is not None})}
-    notes += _unknown_notes(unknown) + guessed_graphs(timed, graphs, kernels_of)
-    graphed = cuda_graphs_of(options, device, timed, calls, fresh.cudagraph_skips, cudagraph_skips() - skips_before)
-    if graphed is not None and graphed.skipped:
-        notes.append(f"compiled ({options.mode}): {graphed.line()}")
-    result = ModeResult(
-        launches=len(timed.launches) / calls,
-        bytes_read=total(k.bytes_read for k in kernels),
-        bytes_written=total(k.bytes_written for k in kernels),
-        kernel_time_us=sum(k.time_us for k in kernels),
-        kernels=tuple(kernels),
-        memcpy=round(timed.memcpy / calls),
-        memset=round(timed.memset / calls),
-        calls=calls,
-        compile_s=compile_s,
-        graphs=backend.graphs,
-        graph_breaks=tuple(backend.breaks),
-        recompiles=tuple(Recompile(reason, _function_name(target)) for _, reason in graphs.recompiles),
-        traffic_source=source,
-        round_trips=_round_trips(graphs, kernels_of, bytes_of, facts),
-        autotune=autotune_of(facts.values()),
-        cuda_graphs=graphed,
-        collectives=per_call(timed.collectives, calls, lambda x: x.name if x.call else launch_label(x)),
-    )
-    return CompiledRun(result, tuple(notes), timing, tuple(graphs), len(fresh))
+    if shapes is None:
+        return _Counted(bytes_of, kernels_of, phases, {})
+    shape_graph = launch_graphs(shapes, graphs, kernels_of)
+    for i, g in enumerate(graphs):  # counted again at the values its data-dependent sizes ran at
+        externs = [x for x in shapes.launches if x.kind == "extern" and shape_graph[x.call, x.region] == i]
+        values = solved(g.live, externs) if has_unbacked(g) else {}
+        if values:
+            bytes_of[i] = g.kernel_bytes_at(target, values)
+            kernels_of[i] = graph_kernels(g, bytes_of[i], backend)
+    # Only where inductor's count is not the call's: a graph whose sizes are data-dependent, a
+    # custom op's body. Elsewhere inductor's count stands (after _fill_bytes, a cache hit's too):
+    # the recorded shapes cannot tell one tensor passed twice (addmm(g, g, w)) from two.
+    at_ran = {i for i, g in enumerate(graphs) if _data_dependent(g, store)}
+    ran_rows = row_bytes(shapes, lambda x: row_key(x, shape_graph, phases),
+                         lambda x: is_custom_op(x.composite or "") or shape_graph.get((x.call, x.region)) in at_ran)
+    return _Counted(bytes_of, kernels_of, phases, ran_rows)
 
 
 def _unknown_notes(unknown: list[tuple[str, str | None]]) -> list[str]:
@@ -216,9 +270,9 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
         if not g.code:
             continue
         if g.nodes is not None:
-            store.put(g.code_hash, g.kernel_bytes())
-            store.put(g.code_hash + FACTS, g.facts())
-        elif store.get(g.code_hash) is None or (_data_dependent(g, store) and g.live is None):
+            store.put_graph_bytes(g.code_hash, g.kernel_bytes())
+            store.put_facts(g.code_hash, g.facts())
+        elif store.graph_bytes(g.code_hash) is None or (_data_dependent(g, store) and g.live is None):
             missing = True
     source = (
         "inductor's bytes per scheduler node, tied to kernels by provenance; "
@@ -235,13 +289,14 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
             synchronize(device)
         for g in fresh:
             if g.code and g.nodes is not None:
-                store.put(g.code_hash, g.kernel_bytes())
-                store.put(g.code_hash + FACTS, g.facts())
+                store.put_graph_bytes(g.code_hash, g.kernel_bytes())
+                store.put_facts(g.code_hash, g.facts())
         keep_live(list(fresh) + list(graphs))  # the same code: the same graph, to count again at other sizes
         source += " (recompiled without inductor's cache to count bytes)"
     notes = []
     for g in graphs:
-        stray = (store.get(g.code_hash) or {}).get("", {}).get("read")
+        stored = store.graph_bytes(g.code_hash)
+        stray = stored.stray if stored is not None else 0
         if stray:
             notes.append(f"compiled: inductor counted {stray:,} B in graph {g.compile_id} that kscope could not tie to a kernel")
     return source, notes
@@ -249,11 +304,19 @@ def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, op
 
 def _data_dependent(g: GraphCapture, store: TrafficStore) -> bool:
     """A graph with data-dependent sizes: its live graph has some, or its stored bytes say so."""
-    stored = (store.get(g.code_hash) or {}).values() if g.code else ()
-    return has_unbacked(g) or any(v.get("unknown") == DATA_DEPENDENT for v in stored)
+    stored = store.graph_bytes(g.code_hash) if g.code else None
+    return has_unbacked(g) or any(k.unknown == DATA_DEPENDENT for k in (stored.kernels.values() if stored else ()))
 
 
-def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, dict | None]):
+def _ran_facts(graphs: Capture, timed: TraceSummary, kernels_of: list[list[CompiledKernel]], store: TrafficStore
+               ) -> dict[int, GraphFacts | None]:
+    """The facts of the graphs that ran, by index: the compile's, or kscope's store's for a cache hit."""
+    ran = launch_graphs(timed, graphs, kernels_of)
+    return {i: graphs[i].facts() if graphs[i].nodes is not None else store.facts(graphs[i].code_hash)
+            for i in sorted({g for g in ran.values() if g is not None})}
+
+
+def _round_trips(graphs: Capture, kernels_of: list, bytes_of: list, facts: dict[int, GraphFacts | None]):
     """The round trips of the graphs that ran (their indexes: `facts`' keys), largest first; None
     when one graph's are unknown."""
     trips = []

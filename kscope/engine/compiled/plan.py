@@ -10,8 +10,9 @@ from kscope.engine.compiled.backend import RecordingBackend
 from kscope.engine.compiled.round_trips import compiled_round_trips
 from kscope.engine.compiled.rows import graph_kernels, graph_phase, plan_rows
 from kscope.engine.eager.round_trips import grouped
-from kscope.engine.inductor.capture import FACTS, Capture, GraphCapture, TrafficStore
+from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import stable_handles
+from kscope.engine.inductor.store import TrafficStore
 from kscope.report.plan import Plan, PlanProgress
 
 
@@ -88,11 +89,11 @@ class Planner:
                 graphs.append(plan)
                 rows_of.append(plan.kernel_bytes())
                 facts_of.append(plan.facts())
-            elif g.code and g.nodes is None and self.store.get(g.code_hash) is not None:
-                g.restore_provenance(self.store.get(g.code_hash))
+            elif g.code and g.nodes is None and (stored := self.store.graph_bytes(g.code_hash)) is not None:
+                g.restore_provenance(stored)
                 graphs.append(g)
-                rows_of.append(self.store.get(g.code_hash))
-                facts_of.append(self.store.get(g.code_hash + FACTS))
+                rows_of.append(stored)
+                facts_of.append(self.store.facts(g.code_hash))
         kernels_of = [graph_kernels(g, rows, self.backend) for g, rows in zip(graphs, rows_of)]
         rows = plan_rows(graphs, kernels_of, [graph_phase(g, self.backend) for g in graphs])
         trips = []

@@ -8,35 +8,40 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from kscope.engine.inductor.capture import GraphFacts
+from kscope.engine.inductor.kernel_bytes import GraphBytes, KernelBytes
+from kscope.report.compile import Autotune
 from kscope.report.model import RoundTrip
 from kscope.report.place import sorted_places
 
 
-def compiled_round_trips(kernels: list, rows: dict | None, stable: dict, facts: dict | None) -> list[RoundTrip] | None:
+def compiled_round_trips(kernels: list, rows: GraphBytes | None, stable: dict, facts: GraphFacts | None
+                         ) -> list[RoundTrip] | None:
     """One graph's round trips. kernels: provenance.CompiledKernel; rows: its kernel_bytes (per
     stable handle: the buffers each kernel writes and reads); facts: GraphCapture.facts(). None
     when the rows are unknown. A buffer one loop of a C++ kernel writes and a later loop of the
     same kernel reads (inductor put two unfused nodes in one kernel) is a round trip too."""
     if rows is None or facts is None:
         return None
-    entry = {k.handle: rows.get(stable[k.handle]) or {} for k in kernels}
+    # a kernel kscope has no bytes for writes and reads no buffer it knows of
+    entry = {k.handle: rows.kernels.get(stable[k.handle]) or KernelBytes() for k in kernels}
     producer: dict[str, tuple] = {}
     for k in kernels:
-        for buf, nbytes in entry[k.handle].get("outputs", {}).items():
+        for buf, nbytes in entry[k.handle].outputs.items():
             producer[buf] = (k, nbytes)
     readers: dict[str, list] = defaultdict(list)
     for k in kernels:
-        for buf in entry[k.handle].get("inputs", ()):
+        for buf in entry[k.handle].inputs:
             if buf in producer and k not in readers[buf]:
                 readers[buf].append(k)
-    outputs = set(facts.get("outputs", ()))
+    outputs = set(facts.outputs)
     trips = []
     for buf, consumers in readers.items():
         if buf in outputs:
             continue
         made_by, nbytes = producer[buf]
-        reason, hint, detail = why_not_fused(buf, made_by, consumers, entry, facts.get("unfused", {}))
-        hint = _autotuned(made_by, facts.get("autotune", ())) or hint
+        reason, hint, detail = why_not_fused(buf, made_by, consumers, entry, facts.unfused)
+        hint = _autotuned(made_by, facts.autotune) or hint
         trips.append(
             RoundTrip(
                 buffer=buf,
@@ -58,10 +63,11 @@ TEMPLATE_HINT = (
 )
 
 
-def why_not_fused(buf: str, made_by, consumers: list, entry: dict, unfused: dict[str, str]) -> tuple[str, str, str]:
+def why_not_fused(buf: str, made_by, consumers: list, entry: dict[str, KernelBytes], unfused: dict[str, str]
+                  ) -> tuple[str, str, str]:
     """(reason, hint, inductor's own words) for `buf`, which `made_by` writes and `consumers` read."""
     mine = entry[made_by.handle]
-    detail = _inductor_says(mine.get("nodes", ()), [n for k in consumers for n in entry[k.handle].get("nodes", ())], unfused)
+    detail = _inductor_says(mine.nodes, [n for k in consumers for n in entry[k.handle].nodes], unfused)
     if made_by.kind == "extern":
         return (f"{made_by.name} is a library call: it runs as its own kernel and writes its whole result "
                 "before anything can use it", TEMPLATE_HINT, detail)
@@ -70,7 +76,7 @@ def why_not_fused(buf: str, made_by, consumers: list, entry: dict, unfused: dict
         return (f"{library.name} is a library call: it reads its inputs from memory, so what feeds it "
                 "cannot be fused into it", "", detail)
     within = "inside one C++ kernel, between two of its loops: " if made_by in consumers else ""
-    if buf in mine.get("reduced", ()):
+    if buf in mine.reduced:
         return (within + "a reduction must finish before a consumer that iterates over another shape can use "
                 "its result", "", detail)
     if detail:
@@ -78,17 +84,17 @@ def why_not_fused(buf: str, made_by, consumers: list, entry: dict, unfused: dict
     return within + "inductor did not fuse them and logged no reason", "", ""
 
 
-def _autotuned(made_by, autotune: list[dict]) -> str:
+def _autotuned(made_by, autotune: tuple[Autotune, ...]) -> str:
     """When max-autotune timed the library call that made the buffer against generated candidates
     and the library won: say so, with inductor's times (the template would have fused)."""
     for tuned in autotune:
-        choices = tuned.get("choices", ())
-        if len(choices) < 2 or choices[0].get("ms") is None or choices[0]["name"].lstrip("_") not in made_by.name:
+        choices = tuned.choices
+        if len(choices) < 2 or choices[0].ms is None or choices[0].name.lstrip("_") not in made_by.name:
             continue
-        won, rest = choices[0], [c for c in choices[1:] if c.get("ms") is not None]
+        won, rest = choices[0], [c for c in choices[1:] if c.ms is not None]
         if rest:
-            return (f"max-autotune timed {len(choices)} candidates for {tuned['op']} and the library's "
-                    f"{won['name']} ({won['ms']:.3f} ms) beat {rest[0]['name']} ({rest[0]['ms']:.3f} ms), a template "
+            return (f"max-autotune timed {len(choices)} candidates for {tuned.op} and the library's "
+                    f"{won.name} ({won.ms:.3f} ms) beat {rest[0].name} ({rest[0].ms:.3f} ms), a template "
                     "that can fuse this epilogue; --option max_autotune_gemm_backends=CPP (TRITON on CUDA) "
                     "leaves it only the templates")
     return ""

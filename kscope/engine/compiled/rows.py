@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
 from kscope.engine.compiled.backend import RecordingBackend
 from kscope.engine.compiled.graph_calls import launch_graphs
+from kscope.engine.dispatch.accounting import AccountedFigures
 from kscope.engine.eager.half import launch_label
 from kscope.engine.inductor.capture import Capture, GraphCapture
 from kscope.engine.inductor.provenance import CompiledKernel, compiled_kernels
+from kscope.engine.inductor.ran_sizes import RanBytes
 from kscope.report.lines import shared
+from kscope.report.measures import sum_known
 from kscope.report.model import Kernel
 from kscope.report.place import Place, sorted_places
 from kscope.trace.kernels import Launch, TraceSummary, is_custom_op
@@ -23,21 +27,20 @@ def kernel_rows(
     calls: int,
     graphs: Capture,
     kernels_of: list[list[CompiledKernel]],
-    eager_per_launch: dict,
+    eager_per_launch: dict[tuple[str, str], AccountedFigures],
     graph_phases: list[str] | None = None,
-    ran: dict[tuple, tuple[int, int, int]] | None = None,
+    ran: dict[tuple, RanBytes] | None = None,
 ) -> tuple[list[Kernel], list[tuple[str, str | None]]]:
-    """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A launch's phase is its graph's (backward graph,
-    optimizer step) when it ran in one, else what the trace says (see kernels). `ran`: row -> (read,
-    written, launches) of a library call or a custom op's body as one call with shapes recorded
-    ran it (ran_sizes.row_bytes)."""
+    """One row per (graph, phase, name), and the rows of unknown bytes (with why, where known). A
+    launch's phase is its graph's (backward graph, optimizer step) when it ran in one, else what
+    the trace says (see kernels). `eager_per_launch`: one launch's figures, as dispatch accounting
+    gave them, of the ops eager ran and of those that ran outside the graphs. `ran`: the bytes of a
+    library call or a custom op's body as one call with shapes recorded ran it (ran_sizes.row_bytes)."""
     graph_of = launch_graphs(timed, graphs, kernels_of)
     groups: dict[tuple, list[Launch]] = {}
     for launch in timed.launches:
         groups.setdefault(row_key(launch, graph_of, graph_phases), []).append(launch)
-    per_name = defaultdict(set)
-    for graph, phase, name in groups:
-        per_name[phase, name].add(graph)
+    labels = _labels(groups, graphs)
     rows, unknown = [], []
     for (graph, phase, name), launches in groups.items():
         kernels = kernels_of[graph] if graph is not None else []
@@ -45,62 +48,103 @@ def kernel_rows(
         matches = [k for k in kernels if k.name == name] or [
             k for k in kernels if k.kind == "extern" and k.name == launches[0].owner_name
         ]
-        per_call = len(launches) / calls
-        read = written = saved = flops = None
-        lines = {line for k in matches for line in k.lines}
-        weights = match_weights(matches)
-        accounted = eager_per_launch.get((phase, name))  # one launch's figures: (read, written, lines, flops)
-        if accounted is not None and is_custom_op(name):
-            # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
-            # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
-            # temporary that add reads back), not its inputs and outputs (inductor's).
-            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
-            lines.update(accounted[2])
-            weights = even(accounted[2])
-            flops = _times(accounted, per_call)
-        elif (ran or {}).get((graph, phase, name), (0, 0, -1))[2] == per_call:
-            # a library call, or the body of a custom op eager never ran: from the shapes recorded
-            # for its calls, as many as ran in each timed call
-            read, written, _ = ran[graph, phase, name]
-            if not is_custom_op(launches[0].owner_name or ""):  # a body op's match is its custom op's call
-                saved = _saved(matches, _first_of_each_owner(launches) / calls)
-        elif matches and all(k.bytes_read is not None for k in matches):
-            # Several entries of one name in a graph (two aten::mm calls) are launched in turn;
-            # one library call may launch several kernels: its bytes go to its first.
-            firsts = _first_of_each_owner(launches) / calls
-            read = round(sum(k.bytes_read for k in matches) * firsts / len(matches))
-            written = round(sum(k.bytes_written for k in matches) * firsts / len(matches))
-            saved = _saved(matches, firsts)
-            if all(k.flops is not None for k in matches):
-                flops = round(sum(k.flops for k in matches) * firsts / len(matches))
-        elif accounted is not None and not matches:  # outside the graphs: the same op accounted
-            read, written = round(accounted[0] * per_call), round(accounted[1] * per_call)
-            lines.update(accounted[2])
-            weights = even(accounted[2])
-            flops = _times(accounted, per_call)
-        if read is None:
+        figures = _row_figures(name, matches, launches, calls, eager_per_launch.get((phase, name)),
+                               (ran or {}).get((graph, phase, name)))
+        if figures.read is None:
             unknown.append((name, next((k.unknown for k in matches if k.unknown), None)))
-        time_us = sum(x.dur_us for x in launches) / calls
-        label = name if len(per_name[phase, name]) == 1 or graph is None else f"{name} [{graphs[graph].compile_id}]"
-        rows.append(
-            Kernel(
-                name=label,
-                launches=per_call,
-                time_us=time_us,
-                bytes_read=read,
-                bytes_written=written,
-                lines=sorted_places(lines),
-                kind=launches[0].kind,
-                **generated(matches),
-                phase=phase,
-                # backward and the optimizer write nothing for a later backward
-                bytes_saved=saved if phase == "forward" else 0,
-                flops=flops,
-                shares=shared(read, written, per_call, time_us, weights or even(sorted_places(lines)),
-                              *(measured_lines(launches, matches, calls) if weights else (None, None))),
-            )
-        )
+        rows.append(_row(labels[graph, phase, name], phase, launches, calls, matches, figures))
     return rows, unknown
+
+
+@dataclass(frozen=True)
+class _RowFigures:
+    """A compiled row's figures per call (None: unknown)."""
+
+    read: int | None = None
+    written: int | None = None
+    saved: int | None = None
+    flops: int | None = None
+    accounted_lines: tuple[Place, ...] | None = None
+    """The lines of the ops dispatch accounting gave the figures to, each weighing the same; None
+    where the figures are inductor's or the recorded shapes': its kernels' weights share them."""
+
+
+def _row_figures(name: str, matches: list[CompiledKernel], launches: list[Launch], calls: int,
+                 accounted: AccountedFigures | None, recorded: RanBytes | None) -> _RowFigures:
+    """Where a row's bytes come from, the first that applies: a custom op's body as accounted,
+    the shapes recorded for a library call, inductor's count for its kernels, an op outside the
+    graphs as accounted."""
+    per_call = len(launches) / calls
+    if accounted is not None and is_custom_op(name):
+        # Inductor calls a custom op as a library call, whose kernel runs its body eagerly:
+        # its bytes are what that body's ops move, as accounted (`a + 2 * b`: mul writes a
+        # temporary that add reads back), not its inputs and outputs (inductor's).
+        return _from_accounting(accounted, per_call)
+    if recorded is not None and recorded.launches == per_call:
+        # a library call, or the body of a custom op eager never ran: from the shapes recorded
+        # for its calls, as many as ran in each timed call
+        body = is_custom_op(launches[0].owner_name or "")  # a body op's match is its custom op's call
+        saved = None if body else _saved(matches, _first_of_each_owner(launches) / calls)
+        return _RowFigures(recorded.bytes_read, recorded.bytes_written, saved)
+    if matches and all(k.bytes_read is not None for k in matches):
+        return _from_inductor(matches, _first_of_each_owner(launches) / calls)
+    if accounted is not None and not matches:  # outside the graphs: the same op accounted
+        return _from_accounting(accounted, per_call)
+    return _RowFigures()
+
+
+def _from_inductor(matches: list[CompiledKernel], firsts: float) -> _RowFigures:
+    """Inductor's figures for a row's kernels, `firsts` of them a call. Several entries of one
+    name in a graph (two aten::mm calls) are launched in turn; one library call may launch
+    several kernels: its bytes go to its first."""
+    def per_call(total: int) -> int:
+        return round(total * firsts / len(matches))
+
+    flops = sum_known(k.flops for k in matches)
+    flops = None if flops is None else per_call(flops)
+    return _RowFigures(per_call(sum(k.bytes_read for k in matches)), per_call(sum(k.bytes_written for k in matches)),
+                       _saved(matches, firsts), flops)
+
+
+def _from_accounting(accounted: AccountedFigures, per_call: float) -> _RowFigures:
+    """One accounted launch's figures, as many times as the row launches per call."""
+    flops = None if accounted.flops is None else round(accounted.flops * per_call)
+    return _RowFigures(round(accounted.bytes_read * per_call), round(accounted.bytes_written * per_call), None, flops,
+                       accounted.lines)
+
+
+def _row(label: str, phase: str, launches: list[Launch], calls: int, matches: list[CompiledKernel],
+         figures: _RowFigures) -> Kernel:
+    """The row of `launches`, the profiled `calls`' launches of one (graph, phase, name)."""
+    per_call, time_us = len(launches) / calls, sum(x.dur_us for x in launches) / calls
+    lines = {line for k in matches for line in k.lines} | set(figures.accounted_lines or ())
+    weights = match_weights(matches) if figures.accounted_lines is None else even(figures.accounted_lines)
+    return Kernel(
+        name=label,
+        launches=per_call,
+        time_us=time_us,
+        bytes_read=figures.read,
+        bytes_written=figures.written,
+        lines=sorted_places(lines),
+        kind=launches[0].kind,
+        **generated(matches),
+        phase=phase,
+        # backward and the optimizer write nothing for a later backward
+        bytes_saved=figures.saved if phase == "forward" else 0,
+        flops=figures.flops,
+        shares=shared(figures.read, figures.written, per_call, time_us, weights or even(sorted_places(lines)),
+                      *(measured_lines(launches, matches, calls) if weights else (None, None))),
+    )
+
+
+def _labels(keys, graphs) -> dict[tuple, str]:
+    """Each row's name, by its key (graph, phase, name): the name, with its graph's compile id
+    where graphs of one phase have rows of that name."""
+    per_name = defaultdict(set)
+    for graph, phase, name in keys:
+        per_name[phase, name].add(graph)
+    return {(graph, phase, name): name if len(per_name[phase, name]) == 1 or graph is None
+            else f"{name} [{graphs[graph].compile_id}]" for graph, phase, name in keys}
 
 
 def generated(matches: list[CompiledKernel]) -> dict:
@@ -119,12 +163,12 @@ def match_weights(matches: list[CompiledKernel]) -> dict[Place | None, tuple[flo
     scaled to its bytes where they are known, so two kernels of one row count by their size."""
     out: dict[Place | None, list[float]] = {}
     for k in matches:
-        total_r = sum(r for _, r, _ in k.weights) or 1.0
-        total_w = sum(w for _, _, w in k.weights) or 1.0
-        for place, r, w in k.weights:
-            entry = out.setdefault(place, [0.0, 0.0])
-            entry[0] += r / total_r * (k.bytes_read if k.bytes_read is not None else 1.0)
-            entry[1] += w / total_w * (k.bytes_written if k.bytes_written is not None else 1.0)
+        total_r = sum(w.read for w in k.weights) or 1.0
+        total_w = sum(w.written for w in k.weights) or 1.0
+        for w in k.weights:
+            entry = out.setdefault(w.place, [0.0, 0.0])
+            entry[0] += w.read / total_r * (k.bytes_read if k.bytes_read is not None else 1.0)
+            entry[1] += w.written / total_w * (k.bytes_written if k.bytes_written is not None else 1.0)
     return {p: (r, w) for p, (r, w) in out.items()}
 
 
@@ -144,16 +188,10 @@ def measured_lines(launches: list[Launch], matches: list[CompiledKernel], calls:
     counts: dict = {}
     for ran in per_call.values():
         for k, launch in zip(matches, ran):
-            place = k.weights[0][0]
+            place = k.weights[0].place
             times[place] = times.get(place, 0.0) + launch.dur_us / calls
             counts[place] = counts.get(place, 0) + 1
     return times, {place: n / calls for place, n in counts.items()}
-
-
-def _times(accounted: tuple, per_call: float) -> int | None:
-    """One accounted launch's FLOPs, as many times as the row launches per call; None: unknown."""
-    flops = accounted[3] if len(accounted) > 3 else None
-    return None if flops is None else round(flops * per_call)
 
 
 def even(places) -> dict[Place | None, tuple[float, float]]:
@@ -175,9 +213,8 @@ def _saved(matches: list[CompiledKernel], firsts: float) -> int | None:
     """What a row's kernels write only for backward, `firsts` times a call (None: not known).
     Which outputs are saved does not depend on the sizes a library call ran at (their bytes do:
     the count is inductor's, at the sizes it compiled for)."""
-    if not matches or any(k.bytes_saved is None for k in matches):
-        return None
-    return round(sum(k.bytes_saved for k in matches) * firsts / len(matches))
+    saved = sum_known(k.bytes_saved for k in matches) if matches else None
+    return None if saved is None else round(saved * firsts / len(matches))
 
 
 def _first_of_each_owner(launches: list[Launch]) -> int:
@@ -228,18 +265,15 @@ def plan_rows(graphs: list[GraphCapture], kernels_of: list[list[CompiledKernel]]
     for i, kernels in enumerate(kernels_of):
         for k in kernels:
             groups.setdefault((i, phases[i], k.name), []).append(k)
-    per_name = defaultdict(set)
-    for graph, phase, name in groups:
-        per_name[phase, name].add(graph)
+    labels = _labels(groups, graphs)
     rows = []
     for (graph, phase, name), matches in groups.items():
         known = all(k.bytes_read is not None and k.bytes_written is not None for k in matches)
         lines = sorted_places({line for k in matches for line in k.lines})
-        label = name if len(per_name[phase, name]) == 1 else f"{name} [{graphs[graph].compile_id}]"
         saved = _saved(matches, len(matches))
         rows.append(
             Kernel(
-                name=label,
+                name=labels[graph, phase, name],
                 launches=None,
                 time_us=None,
                 bytes_read=sum(k.bytes_read for k in matches) if known else None,
@@ -249,7 +283,7 @@ def plan_rows(graphs: list[GraphCapture], kernels_of: list[list[CompiledKernel]]
                 **generated(matches),
                 phase=phase,
                 bytes_saved=saved if phase == "forward" else 0,
-                flops=sum(k.flops for k in matches) if all(k.flops is not None for k in matches) else None,
+                flops=sum_known(k.flops for k in matches),
             )
         )
     return rows

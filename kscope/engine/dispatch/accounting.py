@@ -111,40 +111,57 @@ def launch_label(launch: Launch) -> str:
     return launch.name
 
 
-def bytes_per_name(
+@dataclass(frozen=True)
+class AccountedFigures:
+    """What dispatch accounting gave the launches of one row (phase, launch name): over the
+    accounted call (figures_per_name), or one launch's share of that (figures_per_launch)."""
+
+    bytes_read: int
+    bytes_written: int
+    lines: tuple[Place, ...]
+    flops: int | None
+    """None: unknown (some launch's op has no FLOP count, or no ATen op owns the launch)."""
+
+
+def figures_per_name(
     done: Accounted, keep: Callable[[Launch], bool] = lambda launch: True
-) -> dict[tuple[str, str], tuple[int, int, tuple]]:
-    """(phase, launch name) -> (bytes read, bytes written, lines) over the call, of the launches
-    `keep` keeps. On CUDA an op that launches several kernels has its bytes given to the first of
-    them. A backward op has no line of its own (autograd's engine runs it): it gets the lines of
-    the forward op it differentiates, tied by autograd's sequence number."""
+) -> dict[tuple[str, str], AccountedFigures]:
+    """(phase, launch name) -> its figures over the call, of the launches `keep` keeps. On CUDA an
+    op that launches several kernels has its bytes given to the first of them. A backward op has no
+    line of its own (autograd's engine runs it): it gets the lines of the forward op it
+    differentiates, tied by autograd's sequence number."""
     accounting = done.summary
     place_of_marker: dict[int, Place | None] = {op.marker: op.place for op in done.mode.ops}
-    out: dict[tuple[str, str], list] = {}
+    read: dict[tuple[str, str], int] = {}
+    written: dict[tuple[str, str], int] = {}
+    places: dict[tuple[str, str], set] = {}
     seen_owner: set[int] = set()
     for launch in accounting.launches:
         if not keep(launch):
             continue
-        entry = out.setdefault((launch.phase, launch_label(launch)), [0, 0, set()])
+        key = (launch.phase, launch_label(launch))
+        read.setdefault(key, 0)
+        written.setdefault(key, 0)
+        mine = places.setdefault(key, set())
         if launch.seq is not None:
-            entry[2].update(
+            mine.update(
                 place for m in accounting.forward_seq.get(launch.seq, ()) if (place := place_of_marker.get(m)) is not None
             )
         if launch.owner is None or launch.owner in seen_owner:
             continue
         seen_owner.add(launch.owner)
         for op in done.by_owner.get(launch.owner, ()):
-            entry[0] += op.read
-            entry[1] += op.written
+            read[key] += op.read
+            written[key] += op.written
             if op.place is not None:
-                entry[2].add(op.place)
-    return {key: (r, w, sorted_places(places)) for key, (r, w, places) in out.items()}
+                mine.add(op.place)
+    flops = _flops_per_name(done, keep)
+    return {key: AccountedFigures(read[key], written[key], sorted_places(places[key]), flops.get(key)) for key in places}
 
 
-def flops_per_name(done: Accounted, keep: Callable[[Launch], bool] = lambda launch: True
-                   ) -> dict[tuple[str, str], int | None]:
+def _flops_per_name(done: Accounted, keep: Callable[[Launch], bool]) -> dict[tuple[str, str], int | None]:
     """(phase, launch name) -> the FLOPs of its launches' ops over the call (engine.dispatch.flops), an
-    owner's ops counted at its first launch as bytes_per_name counts their bytes; None where one
+    owner's ops counted at its first launch as figures_per_name counts their bytes; None where one
     of them is unknown."""
     out: dict[tuple[str, str], int | None] = {}
     seen: set[int] = set()
@@ -164,30 +181,31 @@ def flops_per_name(done: Accounted, keep: Callable[[Launch], bool] = lambda laun
     return out
 
 
-def bytes_per_launch(
-    done: Accounted, names: dict, keep: Callable[[Launch], bool] = lambda launch: True
-) -> dict[tuple[str, str], tuple[int, int, tuple, int | None]]:
-    """bytes_per_name's figures (`names`, of the launches `keep` keeps) divided by the launches of each
-    name: those of one launch; and its FLOPs (None: unknown), for compiled rows of the same ops."""
+def figures_per_launch(
+    done: Accounted, per_name: dict[tuple[str, str], AccountedFigures], keep: Callable[[Launch], bool] = lambda launch: True
+) -> dict[tuple[str, str], AccountedFigures]:
+    """figures_per_name's figures (`per_name`, of the launches `keep` keeps) divided by the launches
+    of each name: those of one launch, for compiled rows of the same ops."""
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for launch in done.summary.launches:
         if keep(launch):
             counts[launch.phase, launch_label(launch)] += 1
-    flops = flops_per_name(done, keep)
 
-    def one(name, total):
+    def one(name: tuple[str, str], total: int | None) -> int | None:
         return None if total is None else total // max(1, counts[name])
 
     return {
-        name: (r // max(1, counts[name]), w // max(1, counts[name]), lines, one(name, flops.get(name)))
-        for name, (r, w, lines) in names.items()
+        name: AccountedFigures(one(name, f.bytes_read), one(name, f.bytes_written), f.lines, one(name, f.flops))
+        for name, f in per_name.items()
     }
 
 
-def outside_graphs(call, device, dispatched: Dispatched, timed: TraceSummary, labels, backend, options):
-    """(phase, name) -> (bytes read, written, lines) of one launch outside any compiled graph, by
-    dispatch accounting of one more compiled call (CompiledTrafficMode); and notes on why there are
-    none. `backend`: the recording backend, whose graph count tells a recompile."""
+def outside_graphs(
+    call, device, dispatched: Dispatched, timed: TraceSummary, labels, backend, options
+) -> tuple[dict[tuple[str, str], AccountedFigures], list[str]]:
+    """(phase, name) -> the figures of one launch outside any compiled graph, by dispatch
+    accounting of one more compiled call (CompiledTrafficMode); and notes on why there are none.
+    `backend`: the recording backend, whose graph count tells a recompile."""
     first = next((label for label in labels if label.startswith("c")), None)
     if first is None or all(launch.call is not None for launch in timed.launches):
         return {}, []
@@ -202,4 +220,4 @@ def outside_graphs(call, device, dispatched: Dispatched, timed: TraceSummary, la
         return launch.call is None  # the graphs' bytes are inductor's
 
     align_twins([x for x in done.summary.launches if outside(x)], [x for x in first_call(timed, first) if outside(x)])
-    return bytes_per_launch(done, bytes_per_name(done, outside), outside), []
+    return figures_per_launch(done, figures_per_name(done, outside), outside), []

@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 
 from kscope.engine.dispatch.accounting import (
+    AccountedFigures,
     account,
     align_twins,
-    bytes_per_launch,
-    bytes_per_name,
+    figures_per_launch,
+    figures_per_name,
     first_call,
-    flops_per_name,
     launch_label,
     with_twins,
 )
 from kscope.engine.dispatch.traffic import TrafficMode
 from kscope.engine.dispatch.working_set import WorkingSet, working_set
-from kscope.engine.eager.lines import with_line_shares
+from kscope.engine.eager.lines import LineShares
 from kscope.engine.eager.round_trips import eager_round_trips
 from kscope.engine.measure.profiling import Keep, profile_calls, synchronize
 from kscope.engine.measure.timing import kernel_samples, retimed
 from kscope.engine.target.loading import Target
+from kscope.report.measures import sum_known
 from kscope.report.model import Kernel, ModeResult
 from kscope.trace.collectives import per_call
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary
@@ -33,9 +34,9 @@ WARMUP_CALLS = 2
 @dataclass(frozen=True)
 class EagerRun:
     result: ModeResult
-    per_launch: dict[tuple[str, str], tuple[int, int, tuple, int | None]]
-    """(phase, launch name) -> (bytes read, bytes written, lines, FLOPs) of one launch: the compiled
-    half uses them for ops that run outside any compiled graph."""
+    per_launch: dict[tuple[str, str], AccountedFigures]
+    """(phase, launch name) -> the figures of one launch: the compiled half uses them for ops that
+    run outside any compiled graph."""
     dispatched: Dispatched
     """The ops the dispatcher ran, and the ops under which it ran none: what decides which op of
     a composite is a launch, and which op is none."""
@@ -62,18 +63,16 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
     timed = profile_calls(call, device, calls, dispatched, keep)
     align_twins(accounting.launches, first_call(timed, "0"))
 
-    per_name = bytes_per_name(done)
-    kernels = aggregate(timed, calls, lambda key: per_name.get(key, (None, None, ())), fused=False)
-    kernels = with_line_shares(kernels, done, timed, calls)
-    flops = flops_per_name(done)
-    kernels = [replace(k, flops=flops.get((k.phase, k.name))) for k in kernels]
-    per_launch = bytes_per_launch(done, per_name)
+    per_name = figures_per_name(done)
+    kernels = aggregate(timed, calls, per_name, LineShares(done, timed, calls))
+    per_launch = figures_per_launch(done, per_name)
     owners = {launch.owner for launch in accounting.launches}
     stray = sum(op.read + op.written for owner, ops in by_owner.items() if owner not in owners for op in ops)
+    ws = working_set(mode.ops, done.returned)
     result = retimed(ModeResult(
         launches=len(timed.launches) / calls,
-        bytes_read=total(k.bytes_read for k in kernels),
-        bytes_written=total(k.bytes_written for k in kernels),
+        bytes_read=sum_known(k.bytes_read for k in kernels),
+        bytes_written=sum_known(k.bytes_written for k in kernels),
         kernel_time_us=sum(k.time_us for k in kernels),
         kernels=tuple(kernels),
         memcpy=round(timed.memcpy / calls),
@@ -82,11 +81,10 @@ def run_eager(target: Target, device: torch.device, calls: int, keep: Keep | Non
         traffic_source=TRAFFIC_RULE,
         round_trips=eager_round_trips(mode.ops, done.returned, _row_names(accounting, by_owner)),
         collectives=per_call(timed.collectives, calls, launch_label),
+        working_set_bytes=ws.eager_bytes,
     ), kernel_samples(timed, calls))
     notes = [f"eager: {stray:,} B moved by ops kscope could not tie to a launch are not counted"] if stray else []
     notes += _unknown_notes(kernels, per_name)
-    ws = working_set(mode.ops, done.returned)
-    result = replace(result, working_set_bytes=ws.eager_bytes)
     return EagerRun(result, per_launch, dispatched, tuple(notes), mode.reads_parameters, ws)
 
 
@@ -102,13 +100,7 @@ def _row_names(accounting: TraceSummary, by_owner: dict[int, list]):
     return lambda op: label.get(op.marker, op.op.replace(".", "::", 1))
 
 
-def total(values) -> int | None:
-    """Sum of per-kernel bytes; unknown (None) when any of them is."""
-    values = list(values)
-    return None if any(v is None for v in values) else sum(values)
-
-
-def _unknown_notes(kernels: list[Kernel], per_name: dict) -> list[str]:
+def _unknown_notes(kernels: list[Kernel], per_name: dict[tuple[str, str], AccountedFigures]) -> list[str]:
     """Why rows have no bytes: the timed calls launched them and the accounted call did not;
     and what the accounted call launched that no timed call did (bytes no row holds)."""
     unknown = [k.name for k in kernels if k.bytes_read is None]
@@ -116,7 +108,8 @@ def _unknown_notes(kernels: list[Kernel], per_name: dict) -> list[str]:
         return []
     rows = {(k.phase, k.name) for k in kernels}
     elsewhere = sorted(
-        f"{name} ({r + w:,} B)" for (phase, name), (r, w, _) in per_name.items() if (phase, name) not in rows and r + w
+        f"{name} ({f.bytes_read + f.bytes_written:,} B)" for (phase, name), f in per_name.items()
+        if (phase, name) not in rows and f.bytes_read + f.bytes_written
     )
     return [
         f"eager: bytes unknown for {', '.join(unknown)}: the timed calls launched them, the call kscope accounted did not"
@@ -124,28 +117,34 @@ def _unknown_notes(kernels: list[Kernel], per_name: dict) -> list[str]:
     ]
 
 
-def aggregate(timed: TraceSummary, calls: int, info, *, fused: bool) -> list[Kernel]:
-    """Group launches by name, in order of first launch; figures per call."""
+def aggregate(timed: TraceSummary, calls: int, per_name: dict[tuple[str, str], AccountedFigures],
+              shares: LineShares) -> list[Kernel]:
+    """One row per (phase, launch name), in order of first launch; figures per call: the
+    profiler's launches and time, accounting's bytes, lines and FLOPs (`per_name`, over the call;
+    a row it has none for is unknown), shared among the lines by `shares`."""
     groups: dict[tuple[str, str], list[Launch]] = {}
     for launch in timed.launches:
         groups.setdefault((launch.phase, launch_label(launch)), []).append(launch)
     kernels = []
     for (phase, name), launches in groups.items():
-        read, written, lines = info((phase, name))
+        figures = per_name.get((phase, name))
         ops = tuple(dict.fromkeys(x.owner_name for x in launches if x.owner_name and x.owner_name != name))
+        per_call, time_us = len(launches) / calls, sum(x.dur_us for x in launches) / calls
         kernels.append(
             Kernel(
                 name=name,
-                launches=len(launches) / calls,
-                time_us=sum(x.dur_us for x in launches) / calls,
-                bytes_read=read,
-                bytes_written=written,
-                fused=fused,
+                launches=per_call,
+                time_us=time_us,
+                bytes_read=None if figures is None else figures.bytes_read,
+                bytes_written=None if figures is None else figures.bytes_written,
+                fused=False,
                 ops=tuple(op.replace("::", ".") for op in (ops or (name,))),
-                lines=lines,
+                lines=() if figures is None else figures.lines,
                 kind=launches[0].kind,
                 phase=phase,
                 bytes_saved=None if phase == "forward" else 0,  # not told apart in eager (see Kernel)
+                shares=shares.of((phase, name), figures, per_call, time_us),
+                flops=None if figures is None else figures.flops,
             )
         )
     return kernels

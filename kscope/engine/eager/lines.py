@@ -10,11 +10,8 @@ call has that call's time shared by bytes instead, and says so (`estimated`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from kscope.engine.dispatch.accounting import Accounted, launch_label
+from kscope.engine.dispatch.accounting import Accounted, AccountedFigures, launch_label
 from kscope.report.lines import LineShare, shared, split_int
-from kscope.report.model import Kernel
 from kscope.report.place import Place
 from kscope.trace.kernels import Launch, TraceSummary
 
@@ -22,7 +19,7 @@ from kscope.trace.kernels import Launch, TraceSummary
 def _launch_places(done: Accounted) -> tuple[dict[tuple, list], dict[tuple, dict]]:
     """Per row (phase, name): the place of each accounted launch in order, and per place the
     (read, written) bytes its ops moved (an owner's ops counted at its first launch, as the row's
-    bytes are: accounting.bytes_per_name)."""
+    bytes are: accounting.figures_per_name)."""
     place_of_marker = {op.marker: op.place for op in done.mode.ops}
     order: dict[tuple, list] = {}
     moved: dict[tuple, dict] = {}
@@ -47,55 +44,56 @@ def _launch_places(done: Accounted) -> tuple[dict[tuple, list], dict[tuple, dict
     return order, moved
 
 
-def _measured(timed: TraceSummary, order: dict[tuple, list], calls: int) -> tuple[dict, set]:
-    """Per row, per place: the measured time per call; and the rows some call of which could not
-    be matched launch for launch (their unmatched time is under the key None, to share by bytes)."""
+def _measured(timed: TraceSummary, order: dict[tuple, list], calls: int) -> tuple[dict, dict[tuple, float]]:
+    """Per row, per place: the measured time per call; and per row some call of which could not
+    be matched launch for launch, the time per call of those calls (to share by bytes)."""
     per_call: dict[str | None, dict[tuple, list[Launch]]] = {}
     for launch in timed.launches:
         per_call.setdefault(launch.segment, {}).setdefault((launch.phase, launch_label(launch)), []).append(launch)
     times: dict[tuple, dict] = {}
-    unmatched: set[tuple] = set()
+    unmatched: dict[tuple, float] = {}
     for rows in per_call.values():
         for key, launches in rows.items():
             mine = times.setdefault(key, {})
             places = order.get(key, [])
             if len(places) != len(launches):
-                unmatched.add(key)
-                mine["unmatched"] = mine.get("unmatched", 0.0) + sum(x.dur_us for x in launches) / calls
+                unmatched[key] = unmatched.get(key, 0.0) + sum(x.dur_us for x in launches) / calls
                 continue
             for place, launch in zip(places, launches):
                 mine[place] = mine.get(place, 0.0) + launch.dur_us / calls
     return times, unmatched
 
 
-def with_line_shares(kernels: list[Kernel], done: Accounted, timed: TraceSummary, calls: int) -> list[Kernel]:
-    """The rows, each with its LineShares (their bytes add up to the row's exactly, their time and
-    launches to the row's: measured times are the row's own)."""
-    order, moved = _launch_places(done)
-    times, unmatched = _measured(timed, order, calls)
-    out = []
-    for k in kernels:
-        key = (k.phase, k.name)
-        if key not in order:  # launched by the profiled calls only: its bytes are unknown anyway
-            out.append(replace(k, shares=shared(k.bytes_read, k.bytes_written, k.launches, k.time_us,
-                                                {p: (1.0, 1.0) for p in k.lines})))
-            continue
-        bytes_at = moved[key]
-        places: list[Place | None] = list(dict.fromkeys(list(bytes_at) + order[key]))
-        reads = _split(k.bytes_read, [bytes_at.get(p, [0, 0])[0] for p in places])
-        writes = _split(k.bytes_written, [bytes_at.get(p, [0, 0])[1] for p in places])
-        measured = times.get(key, {})
-        rest = measured.get("unmatched", 0.0)
+class LineShares:
+    """Each eager row's LineShares (their bytes add up to the row's exactly, their time and
+    launches to the row's: measured times are the row's own), from the accounted call `done`
+    and the `calls` profiled calls `timed`."""
+
+    def __init__(self, done: Accounted, timed: TraceSummary, calls: int):
+        self.order, self.moved = _launch_places(done)
+        self.times, self.unmatched = _measured(timed, self.order, calls)
+
+    def of(self, key: tuple[str, str], figures: AccountedFigures | None, launches: float,
+           time_us: float) -> tuple[LineShare, ...]:
+        """The shares of row `key` (phase, name), which launches `launches` times and takes
+        `time_us` per call; `figures`: what accounting gave it (None: unknown)."""
+        read, written = (None, None) if figures is None else (figures.bytes_read, figures.bytes_written)
+        if key not in self.order:  # launched by the profiled calls only: its bytes are unknown anyway
+            return shared(read, written, launches, time_us, {p: (1.0, 1.0) for p in (figures.lines if figures else ())})
+        order, bytes_at = self.order[key], self.moved[key]
+        places: list[Place | None] = list(dict.fromkeys(list(bytes_at) + order))
+        reads = _split(read, [bytes_at.get(p, [0, 0])[0] for p in places])
+        writes = _split(written, [bytes_at.get(p, [0, 0])[1] for p in places])
+        measured = self.times.get(key, {})
+        rest = self.unmatched.get(key, 0.0)
         moved_at = [sum(bytes_at.get(p, [0, 0])) for p in places]
-        count = len(order[key])
         shares = []
         for i, p in enumerate(places):
             by_bytes = rest * (moved_at[i] / sum(moved_at) if sum(moved_at) else 1 / len(places))
-            launches = order[key].count(p) * (k.launches / count if count else 0.0)
-            shares.append(LineShare(p, reads[i], writes[i], launches, measured.get(p, 0.0) + by_bytes,
-                                    key in unmatched and len(places) > 1))
-        out.append(replace(k, shares=tuple(shares)))
-    return out
+            launched = order.count(p) * (launches / len(order) if order else 0.0)
+            shares.append(LineShare(p, reads[i], writes[i], launched, measured.get(p, 0.0) + by_bytes,
+                                    key in self.unmatched and len(places) > 1))
+        return tuple(shares)
 
 
 def _split(total: int | None, weights: list[int]) -> list[int | None]:

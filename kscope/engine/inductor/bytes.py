@@ -32,17 +32,31 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from kscope.engine.inductor.node_flops import node_flops
 from kscope.engine.inductor.sizes import hint, iterations
+from kscope.report.measures import sum_known
 
 _TMP = re.compile(r"\btmp\d+\b")
 
 
-@dataclass
+@dataclass(frozen=True)
+class Correction:
+    """One of kscope's corrections to inductor's count for a node (see the module docstring)."""
+
+    rule: str
+    """"gather", "constant" or "unused output"."""
+    buffer: str
+    inductor: int
+    """Inductor's count for it, in bytes."""
+    kscope: int
+    """kscope's, in bytes."""
+
+
+@dataclass(frozen=True)
 class NodeBytes:
     kind: str
     """"kernel", "extern" (a library call) or "nop"."""
@@ -53,9 +67,8 @@ class NodeBytes:
     written: int | None
     inductor_total: int
     """Inductor's own count for the node (`get_read_write_buffers_sizes`), before any correction."""
-    corrections: list[dict] = field(default_factory=list)
-    """{"rule": "gather" | "unused output", "buffer", "inductor", "kscope"}, in bytes."""
-    copies: list[str] = field(default_factory=list)
+    corrections: tuple[Correction, ...] = ()
+    copies: tuple[str, ...] = ()
     """What a node that only copies reads: graph inputs ("primals_2") or buffers ("buf3")."""
     layout: str | None = None
     """The layout such a copy writes ("channels-last")."""
@@ -66,10 +79,10 @@ class NodeBytes:
     graph's saved tensors were not known)."""
     name: str = ""
     """Inductor's scheduler node name ("op1", "op0_op2" once fused): what its fusion log names."""
-    outputs: dict[str, int] = field(default_factory=dict)
+    outputs: dict[str, int | None] = field(default_factory=dict)
     """The buffers the node writes -> their bytes: what a later kernel may read back."""
-    inputs: list[str] = field(default_factory=list)
-    """The buffers and graph inputs the node reads."""
+    inputs: tuple[str, ...] = ()
+    """The buffers and graph inputs the node reads, sorted."""
     reduction: bool = False
     unknown: str | None = None
     """Why read and written are None: a data-dependent size, which inductor's count (and any hint)
@@ -108,73 +121,129 @@ def saved_for_backward(nodes) -> frozenset[str] | None:
 
 def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     """One scheduler node's bytes; call while inductor's graph (V.graph) is current. `saved`: the
-    buffers the graph writes only for backward (saved_for_backward)."""
-    from torch._inductor import ir, scheduler
-    from torch._inductor.virtualized import V
-
-    if isinstance(node, scheduler.NopKernelSchedulerNode):
-        kind = "nop"
-    elif isinstance(node, scheduler.ExternKernelSchedulerNode):
-        kind = "extern"
-    else:
-        kind = "kernel"
-    if isinstance(node.node, (ir._CollectiveKernel, ir._WaitKernel)):
-        kind = "nop"  # a collective and its wait: shown apart (trace.collectives), never kernel traffic
-    origin = getattr(node.node, "origin_node", None) if node.node is not None else None
-    origins = [o for sn in node.get_nodes() if sn.node is not None for o in sn.node.origins]
-    if kind == "extern" and origin is not None:
-        key = frozenset({origin.name})
-    else:
-        key = frozenset(o.name for o in origins)
+    buffers the graph writes only for backward (saved_for_backward). Inductor's own count, then
+    kscope's corrections to it, unless a size is data-dependent or a library call's inputs cannot
+    be told apart (then unknown, with why)."""
     reads = node.get_read_write_buffer_accesses(include_reads=True, include_writes=False)
-    # the uncached form of get_write_buffer_sizes: a dynamic graph is counted again at each size
-    written = sum(node.get_read_write_buffer_accesses(include_reads=False, include_writes=True).values())
-    out = NodeBytes(kind, key, sum(reads.values()), written, node.get_read_write_buffers_sizes(), name=node.get_name())
-    out.outputs = {buf.get_name(): _buffer_bytes(buf.node) for buf in node.get_outputs()}
-    out.inputs = sorted({dep.name for dep in node.read_writes.reads} - set(out.outputs))
-    out.reduction = bool(getattr(node, "is_reduction", lambda: False)())
-    out.flops = node_flops(node, kind)
-    out.traces = {o.name: o.meta["stack_trace"] for o in origins if o.meta.get("stack_trace")}
+    counted = _inductor_count(node, reads)
     if _data_dependent(node):
         # inductor's own count hints such a size with 0: a guess, never shown as a count
-        out.read = out.written = out.saved = out.flops = None
-        out.unknown = DATA_DEPENDENT
-        return out
-    if saved is None:
-        out.saved = None
-    else:
-        out.saved = sum(_buffer_bytes(buf.node) for buf in node.get_outputs() if buf.get_name() in saved)
+        return replace(counted, read=None, written=None, saved=None, flops=None, unknown=DATA_DEPENDENT)
+    counted = replace(counted, saved=None if saved is None else _saved_bytes(node, saved))
+    counted = _corrected(counted, _gather_corrections(node, reads))
+    fallback, unsure = _fallback_only(node.node) if counted.kind == "extern" else (set(), None)
+    if unsure:  # counting each frozen weight it is handed could count one it never reads
+        return replace(counted, read=None, written=None, saved=None, unknown=unsure)
+    counted = _corrected(counted, _constant_corrections(counted.inputs, reads, fallback) + _unused_output(node, counted))
+    return _with_copy(node, counted)
+
+
+def _inductor_count(node, reads: dict) -> NodeBytes:
+    """Inductor's count for the node (`reads`: its bytes read per buffer) before any correction,
+    with what kscope reads off the node beside: its kernel's provenance key, its buffers, FLOPs
+    and its post-grad nodes' stack traces."""
+    kind = _kind(node)
+    origins = [o for sn in node.get_nodes() if sn.node is not None for o in sn.node.origins]
+    outputs = {buf.get_name(): _buffer_bytes(buf.node) for buf in node.get_outputs()}
+    # the uncached form of get_write_buffer_sizes: a dynamic graph is counted again at each size
+    written = sum(node.get_read_write_buffer_accesses(include_reads=False, include_writes=True).values())
+    return NodeBytes(
+        kind, _provenance_key(node, kind, origins), sum(reads.values()), written, node.get_read_write_buffers_sizes(),
+        name=node.get_name(),
+        outputs=outputs,
+        inputs=tuple(sorted({dep.name for dep in node.read_writes.reads} - set(outputs))),
+        reduction=bool(getattr(node, "is_reduction", lambda: False)()),
+        flops=node_flops(node, kind),
+        traces={o.name: o.meta["stack_trace"] for o in origins if o.meta.get("stack_trace")},
+    )
+
+
+def _kind(node) -> str:
+    """"kernel", "extern" (a library call) or "nop"; a collective and its wait are "nop": shown
+    apart (trace.collectives), never kernel traffic."""
+    from torch._inductor import ir, scheduler
+
+    if isinstance(node, scheduler.NopKernelSchedulerNode) or isinstance(node.node, (ir._CollectiveKernel, ir._WaitKernel)):
+        return "nop"
+    return "extern" if isinstance(node, scheduler.ExternKernelSchedulerNode) else "kernel"
+
+
+def _provenance_key(node, kind: str, origins: list) -> frozenset[str]:
+    """The post-grad nodes provenance names the node's kernel by: a library call's own node, a
+    generated kernel's every origin."""
+    origin = getattr(node.node, "origin_node", None) if node.node is not None else None
+    if kind == "extern" and origin is not None:
+        return frozenset({origin.name})
+    return frozenset(o.name for o in origins)
+
+
+def _saved_bytes(node, saved: frozenset[str]) -> int:
+    """The bytes of the node's outputs the graph writes only for backward."""
+    return sum(_buffer_bytes(buf.node) for buf in node.get_outputs() if buf.get_name() in saved)
+
+
+def _corrected(counted: NodeBytes, corrections: list[Correction]) -> NodeBytes:
+    """`counted` with kscope's corrections: an unused output's to what the node writes, the
+    others' to what it reads."""
+    read = counted.read + sum(c.kscope - c.inductor for c in corrections if c.rule != UNUSED_OUTPUT)
+    written = counted.written + sum(c.kscope - c.inductor for c in corrections if c.rule == UNUSED_OUTPUT)
+    return replace(counted, read=read, written=written, corrections=counted.corrections + tuple(corrections))
+
+
+def _gather_corrections(node, reads: dict) -> list[Correction]:
+    """Inductor counts a whole buffer the node loads through indirect indices: kscope, the
+    elements loaded (_gathered_bytes)."""
+    out = []
     for name, inductor_count in reads.items():
         gathered = _gathered_bytes(node, name)
         if gathered is not None and gathered != inductor_count:
-            out.corrections.append({"rule": "gather", "buffer": name, "inductor": inductor_count, "kscope": gathered})
-            out.read += gathered - inductor_count
-    fallback, unsure = _fallback_only(node.node) if kind == "extern" else (set(), None)
-    if unsure:  # counting each frozen weight it is handed could count one it never reads
-        out.read = out.written = out.saved = None
-        out.unknown = unsure
-        return out
-    for name in sorted(out.inputs):
-        # Inductor counts no bytes for a constant (a parameter frozen by freezing=True), though the
-        # kernel reads it at every call: kscope counts it.
+            out.append(Correction("gather", name, inductor_count, gathered))
+    return out
+
+
+def _constant_corrections(inputs: tuple[str, ...], reads: dict, fallback: set[str]) -> list[Correction]:
+    """Inductor counts no bytes for a constant (a parameter frozen by freezing=True), though the
+    kernel reads it at every call: kscope counts it (not one a library call reads only on a path
+    not taken: `fallback`)."""
+    from torch._inductor.virtualized import V
+
+    out = []
+    for name in inputs:
         const = getattr(V.graph, "constants", {}).get(name)
         if name not in reads and name not in fallback and isinstance(const, torch.Tensor):
-            nbytes = const.numel() * const.element_size()
-            out.corrections.append({"rule": "constant", "buffer": name, "inductor": 0, "kscope": nbytes})
-            out.read += nbytes
-    if kind == "extern" and isinstance(node.node, ir.FallbackKernel):
-        each = [_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None))]
-        every = None if None in each else sum(each)
-        if every is not None and every > written:
-            out.corrections.append({"rule": "unused output", "buffer": node.get_name(), "inductor": written, "kscope": every})
-            out.written = every
-    if kind == "kernel" and all(_only_copies(sn) for sn in node.get_nodes()):
-        out.copies = sorted({dep.name for dep in node.read_writes.reads})
-        layouts = {_layout(buf.node) for buf in node.get_outputs() if isinstance(buf.node, ir.Buffer)}
-        out.layout = layouts.pop() if len(layouts) == 1 else None
-        if out.layout == "channels-last" and getattr(V.graph, "layout_opt", False):
-            out.why = "inductor's layout optimisation: convolutions run faster channels-last"
+            out.append(Correction("constant", name, 0, const.numel() * const.element_size()))
     return out
+
+
+def _unused_output(node, counted: NodeBytes) -> list[Correction]:
+    """A library call writes all its outputs, though inductor counts only those the graph uses."""
+    from torch._inductor import ir
+
+    if counted.kind != "extern" or not isinstance(node.node, ir.FallbackKernel):
+        return []
+    every = sum_known(_buffer_bytes(b) for b in _flat(getattr(node.node, "outputs", None)))
+    if every is None or every <= counted.written:
+        return []
+    return [Correction(UNUSED_OUTPUT, node.get_name(), counted.written, every)]
+
+
+def _with_copy(node, counted: NodeBytes) -> NodeBytes:
+    """For a generated kernel that only copies: what it copies, into which layout, and why where
+    inductor's graph says."""
+    from torch._inductor import ir
+    from torch._inductor.virtualized import V
+
+    if counted.kind != "kernel" or not all(_only_copies(sn) for sn in node.get_nodes()):
+        return counted
+    layouts = {_layout(buf.node) for buf in node.get_outputs() if isinstance(buf.node, ir.Buffer)}
+    layout = layouts.pop() if len(layouts) == 1 else None
+    why = None
+    if layout == "channels-last" and getattr(V.graph, "layout_opt", False):
+        why = "inductor's layout optimisation: convolutions run faster channels-last"
+    return replace(counted, copies=tuple(sorted({dep.name for dep in node.read_writes.reads})), layout=layout, why=why)
+
+
+UNUSED_OUTPUT = "unused output"
 
 
 DATA_DEPENDENT = "its sizes are data-dependent (nonzero's count, a boolean mask's): known only as it runs"
@@ -284,55 +353,6 @@ def _layout(buf) -> str:
         expected.insert(0, running)
         running *= s
     return "contiguous" if stride == expected else f"strides {tuple(stride)}"
-
-
-def assign_to_kernels(
-    handles: list[tuple[str, str, frozenset[str]]], nodes: list[NodeBytes]
-) -> tuple[dict[str, dict], int]:
-    """handles: (handle, kind, post-grad nodes) per kernel in the order inductor generated them.
-    Returns per handle {"read", "written", "corrections", "copies", "layout", "why", "copy",
-    "unknown"} ("copy": every node of the kernel only copies; read and written None, and "unknown"
-    why, when a node's are unknown), and the bytes of
-    nodes that matched no kernel."""
-    out = {
-        h: {"read": 0, "written": 0, "saved": 0, "corrections": [], "copies": [], "layout": None, "why": None, "copy": True,
-            "outputs": {}, "inputs": [], "nodes": [], "reduced": [], "unknown": None, "flops": 0,
-            "traces": {}}
-        for h, _, _ in handles
-    }
-    stray, cursor = 0, 0
-    for node in nodes:
-        if node.kind == "nop":
-            continue
-        fits = [i for i, (_, kind, post) in enumerate(handles) if kind == node.kind and node.key <= post]
-        if not fits:
-            fits = [i for i, (_, kind, post) in enumerate(handles) if kind == node.kind and node.key & post]
-        if not fits:
-            stray += (node.read or 0) + (node.written or 0)  # one of data-dependent size adds no guess
-            continue
-        # Nodes and kernels come in the order inductor generated them: never step back.
-        cursor = next((i for i in fits if i >= cursor), fits[0])
-        entry = out[handles[cursor][0]]
-        entry["read"] = None if entry["read"] is None or node.read is None else entry["read"] + node.read
-        entry["written"] = None if entry["written"] is None or node.written is None else entry["written"] + node.written
-        entry["unknown"] = entry["unknown"] or node.unknown
-        entry["flops"] = None if entry["flops"] is None or node.flops is None else entry["flops"] + node.flops
-        entry["traces"].update(node.traces)
-        entry["saved"] = None if entry["saved"] is None or node.saved is None else entry["saved"] + node.saved
-        entry["corrections"] += node.corrections
-        entry["copies"] += node.copies
-        entry["copy"] = entry["copy"] and bool(node.copies)
-        entry["layout"] = entry["layout"] or node.layout
-        entry["why"] = entry["why"] or node.why
-        entry["outputs"].update(node.outputs)  # round trips: what the kernel writes and reads
-        entry["inputs"] = sorted(set(entry["inputs"]) | set(node.inputs))
-        entry["nodes"].append(node.name)
-        if node.reduction:  # what a reduction writes is complete only once it has run through
-            entry["reduced"] += list(node.outputs)
-    for entry in out.values():
-        if not entry["nodes"]:
-            entry["flops"] = None  # no node of inductor's was tied to it: nothing is known, not 0
-    return out, stray
 
 
 def current_graph():

@@ -11,7 +11,7 @@ key, logged with its cache hit or miss, is the KEY of the profiler's
 "## Call CompiledFxGraph KEY ##": that is how launches find their graph.
 
 An FX-graph-cache hit logs code and provenance again but no bytes, so bytes seen once are kept in
-a small store keyed by the hash of the generated code (`TrafficStore`).
+a small store keyed by the hash of the generated code (engine.inductor.store.TrafficStore).
 """
 
 from __future__ import annotations
@@ -21,25 +21,17 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from kscope.engine.inductor.autotune import autotune_timings
-from kscope.engine.inductor.bytes import (
-    NodeBytes,
-    assign_to_kernels,
-    current_graph,
-    node_bytes,
-    saved_for_backward,
-    symbolic_sizes,
-)
+from kscope.engine.inductor.bytes import NodeBytes, current_graph, node_bytes, saved_for_backward, symbolic_sizes
+from kscope.engine.inductor.kernel_bytes import GraphBytes, assign_to_kernels
 from kscope.engine.inductor.plan_capture import benchmarking, kernel_progress, nodes_bytes, planned, scheduled_nodes
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed
-from kscope.engine.machine.cache_dir import cache_dir, write_json
-from kscope.report.codec import autotune_to_dict
+from kscope.report.compile import Autotune
 
 _HANDLE_NUMBER = re.compile(r"(\[Provenance debug handles\] [\w.]+):\d+")
 _GRAPH_LABEL = re.compile(r"graph_\d+_")
@@ -49,8 +41,6 @@ TRACE_LOGGER = "torch.__trace"
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
 CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 """Where inductor says why it skipped CUDA graphs for a graph (log_cudagraph_skip_and_bump_counter)."""
-FACTS = "-facts"
-"""In kscope's store, beside a graph's kernel bytes: its outputs and inductor's reasons not to fuse."""
 STORE_FORMAT = "kscope-traffic-11\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
@@ -79,8 +69,8 @@ class GraphCapture:
     """The graph's outputs: buffers handed back to the caller, never a round trip."""
     unfused: dict[str, str] = field(default_factory=dict)
     """"node1|node2" -> inductor's "cannot fuse node1 with node2: why" (its fusion log)."""
-    autotune: list[dict] = field(default_factory=list)
-    """max-autotune's choices while compiling it (report.compile.Autotune as dicts)."""
+    autotune: list[Autotune] = field(default_factory=list)
+    """max-autotune's choices while compiling it."""
     live: list[tuple] | None = field(default=None, repr=False, compare=False)
     """(inductor's graph, its scheduler nodes, the buffers saved for backward) for each part of a
     graph compiled with dynamic shapes, kept while this process runs: its bytes depend on the sizes
@@ -101,30 +91,24 @@ class GraphCapture:
         signature = next((x for x in self.post_grad_graph.splitlines() if "def forward(" in x), "")
         return "tangents_" in signature
 
-    def restore_provenance(self, stored: dict[str, dict] | None) -> None:
+    def restore_provenance(self, stored: GraphBytes | None) -> None:
         """A backward graph's kernels are logged (with their stack traces) but not their post-grad
         nodes; kscope read those while inductor compiled it and kept them in its store."""
         if self.provenance or not self.stack_traces:
             return
         stable = stable_handles(self.stack_traces)
-        self.provenance = {h: list((stored or {}).get(stable[h], {}).get("post", ())) for h in self.stack_traces}
+        kept = stored.kernels if stored is not None else {}
+        self.provenance = {h: list(k.post) if (k := kept.get(stable[h])) else [] for h in self.stack_traces}
 
-    def kernel_bytes(self) -> dict[str, dict]:
-        """Stable kernel handle -> {"read", "written", "corrections", "copies", "layout", "why", "copy",
-        "post"}, each
-        scheduler node given to the kernel it was generated into (see engine.inductor.bytes); the
-        bytes of nodes no kernel claimed are under "" (normally none)."""
-        per_handle, stray = assign_to_kernels(self._handles(), self.nodes or [])
-        out = self._stable(per_handle)
-        if stray:
-            out[""] = {"read": stray, "written": 0}
-        return out
+    def kernel_bytes(self) -> GraphBytes:
+        """Per stable kernel handle, its bytes: each scheduler node given to the kernel it was
+        generated into (engine.inductor.kernel_bytes), with the post-grad nodes provenance lists."""
+        return self._stable(assign_to_kernels(self._handles(), self.nodes or []))
 
-    def facts(self) -> dict:
-        """What round trips need beside the kernels: the graph's outputs, inductor's reasons."""
-        return {"outputs": self.outputs, "unfused": self.unfused, "autotune": self.autotune}
+    def facts(self) -> GraphFacts:
+        return GraphFacts(tuple(self.outputs), dict(self.unfused), tuple(self.autotune))
 
-    def kernel_bytes_at(self, target, unbacked: dict | None = None) -> dict[str, dict] | None:
+    def kernel_bytes_at(self, target, unbacked: dict | None = None) -> GraphBytes | None:
         """kernel_bytes for the sizes of the target's current arguments (and `unbacked`, the values
         data-dependent sizes ran at): for a graph compiled with symbolic sizes, counted again
         (engine.inductor.dynamic_bytes); None for any other graph, or when the sizes cannot be read."""
@@ -132,15 +116,28 @@ class GraphCapture:
             return None
         from kscope.engine.inductor.dynamic_bytes import bytes_at
 
-        per_handle = bytes_at(self.live, self._handles(), target, unbacked)
-        return None if per_handle is None else self._stable(per_handle)
+        counted = bytes_at(self.live, self._handles(), target, unbacked)
+        return None if counted is None else self._stable(counted)
 
     def _handles(self) -> list[tuple[str, str, frozenset[str]]]:
         return [(h, profiler_name(h)[1], frozenset(post)) for h, post in self.provenance.items()]
 
-    def _stable(self, per_handle: dict[str, dict]) -> dict[str, dict]:
+    def _stable(self, counted: GraphBytes) -> GraphBytes:
         stable = stable_handles(self.provenance)
-        return {stable[h]: {**v, "post": list(self.provenance[h])} for h, v in per_handle.items()}
+        kernels = {stable[h]: replace(k, post=tuple(self.provenance[h])) for h, k in counted.kernels.items()}
+        return GraphBytes(kernels, counted.stray)
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """What a graph's round trips need beside its kernels' bytes (engine.compiled.round_trips),
+    kept in kscope's store with them."""
+
+    outputs: tuple[str, ...]
+    """The buffers the graph hands back: never a round trip."""
+    unfused: dict[str, str]
+    """Inductor's reasons not to fuse two nodes (GraphCapture.unfused)."""
+    autotune: tuple[Autotune, ...]
 
 
 _LIVE: dict[str, list[tuple]] = {}
@@ -329,7 +326,7 @@ def capture_inductor(planner=None):
 
     def autotuned(choice) -> None:
         cid = _cid(torch._guards.CompileContext.current_compile_id())
-        graphs.current(cid).autotune.append(autotune_to_dict(choice))
+        graphs.current(cid).autotune.append(choice)
 
     progress = kernel_progress(planner.kernels) if planner is not None else contextlib.nullcontext()
     try:
@@ -356,27 +353,3 @@ def configure_inductor() -> None:
     ic.cpp.enable_kernel_profile = True
     ic.trace.provenance_tracking_level = 1
     trust_probed()  # this machine's vector ISAs, as inductor's probe found them once (engine.inductor.vec_isa)
-
-
-class TrafficStore:
-    """Per-kernel bytes (GraphCapture.kernel_bytes), kept by hash of the generated code, for
-    cache hits."""
-
-    def __init__(self, root: Path | None = None):
-        self.root = root or cache_dir() / "traffic"
-        self.memory: dict[str, dict[str, dict]] = {}
-
-    def get(self, code_hash: str) -> dict[str, dict] | None:
-        if code_hash in self.memory:
-            return self.memory[code_hash]
-        path = self.root / f"{code_hash}.json"
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        self.memory[code_hash] = data
-        return data
-
-    def put(self, code_hash: str, kernel_bytes: dict[str, dict]) -> None:
-        self.memory[code_hash] = kernel_bytes
-        write_json(self.root / f"{code_hash}.json", kernel_bytes)  # the in-memory copy serves this process anyway

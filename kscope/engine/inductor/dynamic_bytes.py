@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from kscope.engine.inductor.bytes import assign_to_kernels, node_bytes, size_hints
+from kscope.engine.inductor.bytes import node_bytes, size_hints
+from kscope.engine.inductor.kernel_bytes import GraphBytes, assign_to_kernels
 from kscope.engine.target.loading import Target, code_of
 
 
@@ -58,7 +59,7 @@ def symbol_values(graph, target: Target) -> dict | None:
 
 def bytes_at(
     live: list[tuple], handles: list[tuple[str, str, frozenset[str]]], target: Target, unbacked: dict | None = None
-) -> dict | None:
+) -> GraphBytes | None:
     """Per kernel handle, inductor's bytes counted at the sizes of the target's arguments (as
     assign_to_kernels gives them); None (unknown) when the sizes cannot be read or inductor's count
     fails. `live`: (inductor's graph, its scheduler nodes, the buffers saved for backward) for each
@@ -88,5 +89,4 @@ def bytes_at(
             hints.update(before)
             overrides.clear()
             overrides.update(overridden)
-    per_handle, _ = assign_to_kernels(handles, nodes)
-    return per_handle
+    return assign_to_kernels(handles, nodes)

@@ -166,11 +166,25 @@ def _remove(path: str) -> None:
 
 
 def _install() -> None:
+    """Wrap torch's C++ build, its compile worker and its library loader (the module docstring's
+    2. and 4.), and have precompiled headers go to kscope's own cache."""
     from torch._inductor import codecache
     from torch._inductor.cpp_builder import CppBuilder
 
-    build, compile_cpp = CppBuilder.build, codecache._worker_compile_cpp
-    load = codecache.CppCodeCache._load_library.__func__
+    checked_compile_cpp = _checked(codecache._worker_compile_cpp)
+    load_or_rebuild = _rebuilding(codecache.CppCodeCache._load_library.__func__, checked_compile_cpp)
+    # Precompiled headers go to the default cache whatever TORCHINDUCTOR_CACHE_DIR says (set at
+    # import, "global, rather than ignored by fresh_cache"): kscope's go to its own.
+    codecache._HEADER_DIR = str(own_cache() / "precompiled_headers")
+    codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
+    CppBuilder.build = _atomic(CppBuilder.build)
+    codecache._worker_compile_cpp = checked_compile_cpp
+    codecache.CppCodeCache._load_library = classmethod(load_or_rebuild)
+
+
+def _atomic(build):
+    """CppBuilder.build, the compiler writing a temporary name beside the library, renamed to the
+    library's name once the compiler succeeded: a library at its name is whole."""
 
     def atomic_build(self) -> None:
         final = self._target_file
@@ -185,6 +199,14 @@ def _install() -> None:
         finally:
             self._target_file, self._output = final, output
             _remove(tmp)
+
+    return atomic_build
+
+
+def _checked(compile_cpp):
+    """_worker_compile_cpp that first removes a library a build left unfinished, remembers how each
+    library is built (to build it again if it fails to load), and compiles again without a
+    precompiled header gcc could not read."""
 
     def checked_compile_cpp(lock_path, cpp_builders) -> None:
         for builder in cpp_builders:
@@ -210,6 +232,13 @@ def _install() -> None:
                       "not finish); compiled without it")
             return compile_cpp(lock_path, cpp_builders)
 
+    return checked_compile_cpp
+
+
+def _rebuilding(load, checked_compile_cpp):
+    """CppCodeCache._load_library that builds a library that fails to load again, once (with
+    checked_compile_cpp, as _recipes says), and names its path where it still fails."""
+
     def load_or_rebuild(cls, path, key):
         try:
             return load(cls, path, key)
@@ -227,13 +256,7 @@ def _install() -> None:
                 raise ImportError(f"{path}, a kernel library in kscope's inductor cache, failed to load twice, "
                                   f"built again in between: {again}") from again
 
-    # Precompiled headers go to the default cache whatever TORCHINDUCTOR_CACHE_DIR says (set at
-    # import, "global, rather than ignored by fresh_cache"): kscope's go to its own.
-    codecache._HEADER_DIR = str(own_cache() / "precompiled_headers")
-    codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
-    CppBuilder.build = atomic_build
-    codecache._worker_compile_cpp = checked_compile_cpp
-    codecache.CppCodeCache._load_library = classmethod(load_or_rebuild)
+    return load_or_rebuild
 
 
 def _note(text: str) -> None:

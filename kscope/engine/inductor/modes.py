@@ -21,7 +21,6 @@ import sys
 import typing
 from typing import Any
 
-from kscope.report.codec import autotune_from_dict
 from kscope.report.compile import CompileOptions
 
 
@@ -150,13 +149,12 @@ def cuda_graphs_of(options: CompileOptions, device, timed, calls: int, reasons: 
 
 
 def autotune_of(facts) -> tuple:
-    """max-autotune's choices in the graphs that ran (each graph's facts, from the compile or
-    kscope's store on a cache hit), one per op and sizes."""
+    """max-autotune's choices in the graphs that ran (each graph's GraphFacts, from the compile or
+    kscope's store on a cache hit; None: unknown), one per op and sizes."""
     from kscope.report.compile import Autotune
 
     seen: dict[tuple, Autotune] = {}
     for known in facts:
-        for d in (known or {}).get("autotune", ()):
-            choice = autotune_from_dict(d)
+        for choice in known.autotune if known is not None else ():
             seen[choice.op, choice.sizes] = choice
     return tuple(seen.values())

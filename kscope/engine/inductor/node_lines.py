@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from kscope.engine.target.project import place_of
+from kscope.report.measures import sum_known
 from kscope.report.place import Place, sorted_places
 
 # add: "f32[1000000][1]cpu" = torch.ops.aten.add.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None
@@ -63,6 +64,16 @@ class GraphNodes:
     """Node -> its ATen op ("aten.copy_", "aten.view"); "" for an index into a tuple."""
     scalar: dict[str, bool] = field(default_factory=dict)
     """Placeholders and nodes that are symbols, not tensors ("Sym(s0)"): read from no memory."""
+
+
+@dataclass(frozen=True)
+class LineWeight:
+    """How much of a kernel's bytes one of its lines takes: weights, shared in proportion."""
+
+    place: Place | None
+    """None: a node of the kernel with no line of its own, where the kernel has several."""
+    read: float
+    written: float
 
 
 def type_bytes(text: str | None) -> int | None:
@@ -202,21 +213,20 @@ def _stores(mine: list[str], graph: GraphNodes) -> dict[str, float | None]:
             dst, src = graph.args[n][:2]
             size = graph.nbytes.get(dst)
             who = src if src in inside else n
-            out[who] = None if size is None or out.get(who, 0.0) is None else out.get(who, 0.0) + size
+            out[who] = sum_known((out.get(who, 0.0), size))
             continue
         if n in graph.outputs or graph.users.get(n, set()) - inside:
             size = graph.nbytes.get(n)
             if size is None and graph.users.get(n):  # a node of several outputs: its getitems'
-                parts = [graph.nbytes.get(u) for u in graph.users[n]]
-                size = None if None in parts else sum(parts)
-            out[n] = None if size is None or out.get(n, 0.0) is None else out.get(n, 0.0) + size
+                size = sum_known(graph.nbytes.get(u) for u in graph.users[n])
+            out[n] = sum_known((out.get(n, 0.0), size))
     return out
 
 
 def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], lines: tuple[Place, ...],
                  own: dict[str, str] | None = None, caller: tuple[tuple[str, int], ...] = ()
-                 ) -> tuple[tuple[Place | None, float, float], ...]:
-    """(place, read weight, written weight) of one kernel's lines (see the module docstring).
+                 ) -> tuple[LineWeight, ...]:
+    """The weights of one kernel's lines (see the module docstring).
     `lines`: the kernel's places, one of which a node with no line of its own takes when it is
     the only one; `own`: each node's own stack trace, where kscope kept it; `caller`: the frames
     that called the frame dynamo traced (provenance.places). Where a size the
@@ -248,4 +258,4 @@ def line_weights(post_nodes: list[str], graph: GraphNodes, traces: list[str], li
             entry = out.setdefault(p, [0.0, 0.0])
             entry[0] += per_node[n][0] / len(at)
             entry[1] += per_node[n][1] / len(at)
-    return tuple((p, r, w) for p, (r, w) in out.items())
+    return tuple(LineWeight(p, r, w) for p, (r, w) in out.items())

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kscope.engine.inductor.node_lines import line_weights, parse_graph, reader_places
+from kscope.engine.inductor.node_lines import LineWeight, line_weights, parse_graph, reader_places
 from kscope.engine.target.project import place_of
 from kscope.report.place import Place, sorted_places
+
+if TYPE_CHECKING:
+    from kscope.engine.inductor.kernel_bytes import GraphBytes, KernelBytes
 
 # NAME = async_compile.cpp_pybinding([...], r'''...''')  /  async_compile.triton('NAME', '''...''')
 _KERNEL_DEF = re.compile(
@@ -55,9 +59,8 @@ class CompiledKernel:
     """Why its bytes are unknown, where kscope knows (a data-dependent size)."""
     flops: int | None = None
     """Inductor's FLOPs for it, per run (engine.inductor.node_flops); None: unknown."""
-    weights: tuple[tuple[Place | None, float, float], ...] = ()
-    """(place, read weight, written weight) of its lines: how its bytes are shared among them
-    (engine.inductor.node_lines)."""
+    weights: tuple[LineWeight, ...] = ()
+    """How its bytes are shared among its lines (engine.inductor.node_lines)."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -139,7 +142,7 @@ def compiled_kernels(
     stack_traces: dict[str, list[str]],
     output_code: str,
     post_grad_graph: str,
-    kernel_bytes: dict[str, dict] | None,
+    kernel_bytes: GraphBytes | None,
     input_names: dict[str, str] | None = None,
     caller: tuple[tuple[str, int], ...] = (),
 ) -> list[CompiledKernel]:
@@ -155,20 +158,21 @@ def compiled_kernels(
     graph_nodes = parse_graph(post_grad_graph)
     stable = stable_handles(provenance)
     all_traces = [t for h in provenance for t in stack_traces.get(h, [])]
-    own_traces = {n: t for rw in (kernel_bytes or {}).values() for n, t in (rw.get("traces") or {}).items()}
+    counted = kernel_bytes.kernels if kernel_bytes is not None else {}
+    own_traces = {n: t for rw in counted.values() for n, t in rw.traces.items()}
     out = []
     for handle, post_nodes in provenance.items():
         name, kind = profiler_name(handle)
         wanted = set(post_nodes)
         ops = tuple(dict.fromkeys(op for node, op in ops_of.items() if node in wanted))
         lines = places(stack_traces.get(handle, []), caller)
-        rw = (kernel_bytes or {}).get(stable[handle])
-        copy = bool(rw and rw.get("copy") and rw.get("copies"))
-        weights = line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines, (rw or {}).get("traces"),
-                               caller)
+        rw = counted.get(stable[handle])
+        copy = rw is not None and rw.copy and bool(rw.copies)
+        weights = line_weights(post_nodes, graph_nodes, stack_traces.get(handle, []), lines,
+                               rw.traces if rw is not None else None, caller)
         if not lines:
             lines = reader_places(post_nodes, graph_nodes, all_traces, own_traces, caller)
-            weights = tuple((p, 1.0, 1.0) for p in lines) or weights
+            weights = tuple(LineWeight(p, 1.0, 1.0) for p in lines) or weights
         out.append(
             CompiledKernel(
                 handle=handle,
@@ -177,25 +181,25 @@ def compiled_kernels(
                 code=capped(sources.get(name), "#" if name.startswith("triton") else "//") if kind == "kernel" else None,
                 ops=() if copy else ops,
                 lines=lines,
-                bytes_read=None if rw is None else rw["read"],
-                bytes_written=None if rw is None else rw["written"],
-                bytes_saved=None if rw is None else rw.get("saved"),
+                bytes_read=None if rw is None else rw.read,
+                bytes_written=None if rw is None else rw.written,
+                bytes_saved=None if rw is None else rw.saved,
                 what=what_it_does(rw, input_names or {}, ops) if copy else None,
-                unknown=None if rw is None else rw.get("unknown"),
-                flops=None if rw is None else rw.get("flops"),
+                unknown=None if rw is None else rw.unknown,
+                flops=None if rw is None else rw.flops,
                 weights=weights,
             )
         )
     return out
 
 
-def what_it_does(rw: dict, input_names: dict[str, str], ops: tuple[str, ...]) -> str:
+def what_it_does(rw: KernelBytes, input_names: dict[str, str], ops: tuple[str, ...]) -> str:
     """A kernel that only copies: "copies x, conv1.weight into channels-last layout for
     aten.convolution (inductor's layout optimisation: ...)"."""
-    names = [input_names.get(n, n if not n.startswith("buf") else f"an intermediate ({n})") for n in rw["copies"]]
+    names = [input_names.get(n, n if not n.startswith("buf") else f"an intermediate ({n})") for n in rw.copies]
     text = f"copies {', '.join(names)}"
-    if rw.get("layout") and rw["layout"] != "contiguous":
-        text += f" into {rw['layout']} layout"
+    if rw.layout and rw.layout != "contiguous":
+        text += f" into {rw.layout} layout"
     if ops:
         text += f" for {', '.join(ops)}"
-    return text + (f" ({rw['why']})" if rw.get("why") else "")
+    return text + (f" ({rw.why})" if rw.why else "")

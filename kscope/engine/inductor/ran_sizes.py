@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -103,10 +104,19 @@ def op_bytes(name: str, args: dict | None) -> tuple[int, int] | None:
     return None
 
 
+@dataclass(frozen=True)
+class RanBytes:
+    """The bytes of one row's launches in the call profiled with shapes recorded."""
+
+    bytes_read: int
+    bytes_written: int
+    launches: int
+
+
 def row_bytes(
     shapes: TraceSummary, key: Callable[[Launch], tuple], wanted: Callable[[Launch], bool] = lambda _: True
-) -> dict[tuple, tuple[int, int, int]]:
-    """Row key -> (read, written, launches) of the profiled call, for the rows of library calls
+) -> dict[tuple, RanBytes]:
+    """Row key -> the RanBytes of the profiled call, for the rows of library calls
     (externs) and of the ATen ops inside a custom op (those `wanted`), whose every launch op_bytes
     knows: what each call's tensors hold, not inductor's count, which charges a view of a buffer
     (one expert's slice of the weights) the whole buffer."""
@@ -115,7 +125,7 @@ def row_bytes(
         if (launch.kind == "extern" or is_custom_op(launch.composite or "")) and wanted(launch):
             rows[key(launch)].append(op_bytes(launch.name, launch.args))
     return {
-        k: (sum(r for r, _ in each), sum(w for _, w in each), len(each))
+        k: RanBytes(sum(r for r, _ in each), sum(w for _, w in each), len(each))
         for k, each in rows.items()
         if None not in each
     }
