@@ -235,6 +235,6 @@ def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     assert run.seconds < 8 + STARTUP_S
     # The 8 s themselves, from rank 0's side (issue 38: only the total's upper bound was checked): they
     # start as the last rank begins its run, a moment before rank 0 loads the file, and kscope exits
-    # at their end: 7.21-7.29 s from the load to the exit measured alone; 2 s either way allowed
+    # at their end: 7.21-7.55 s from the load to the exit measured alone; 2 s either way allowed
     assert 8 - 2 <= since <= 8 + 2, f"{since:.2f} s from rank 0's load of the file to kscope's exit"
     assert not left_behind(run.marker)
