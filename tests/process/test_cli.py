@@ -38,23 +38,51 @@ def test_user_prints_go_to_stderr_with_json(tmp_path):
     assert "USDT" not in out.stderr  # torch's profiler chatter is filtered
 
 
+HANG = """
+import time
+from pathlib import Path
+
+import torch
+
+Path(__file__).with_suffix(".loaded").write_text(repr(time.monotonic()))  # the worker loads the file
+
+
+def f(x):
+    while True:
+        x = x + 1
+
+
+def inputs(device):
+    return torch.ones(4, device=device)
+"""
+
+TIMEOUT_S = 3.0
+STARTUP_S = 15.0
+"""From kscope's start to the target's file loaded: Python, kscope, a fresh worker's Python and torch
+(docs/usage.md). Measured 5.8-9.4 s on 2026-12-03 (load 1.8-3.0 from other work; 83a9fdd, the
+commit that wrote 5.5-6.6 s in all, took as long as today's code that day): 1.6x the slowest."""
+
+
 @pytest.mark.quiet
 def test_timeout_stops_a_hang_and_reports_it(tmp_path):
-    path = write_target(
-        tmp_path,
-        "import torch\ndef f(x):\n    while True:\n        x = x + 1\n"
-        "def inputs(device):\n    return torch.ones(4, device=device)\n",
-    )
+    """--timeout bounds the run from the moment the worker has it, kscope's own steps included, so
+    the target's file is loaded a little (0.1-0.5 s here) into its 3 s: from the file's load to
+    kscope's exit, 2.5-2.9 s measured (issue 38: only `< 10 s` in all was checked). Both sides
+    bounded, one second each way; the start-up before it, by STARTUP_S."""
+    path = write_target(tmp_path, HANG)
     start = time.monotonic()
-    out = kscope(path, "--json", "--device", "cpu", "--timeout", "3")
+    out = kscope(path, "--json", "--device", "cpu", "--timeout", str(TIMEOUT_S))
     took = time.monotonic() - start
     assert out.returncode == 1
     report = json.loads(out.stdout)
     assert report["errors"][0]["stage"] == "timeout"
-    # 3 s, plus starting Python, torch and the worker (docs/usage.md: 5.5-6.6 s in all, measured
-    # beside other work); twice that start-up for a slower machine
-    print(f"--timeout 3: kscope exited after {took:.1f} s")
-    assert took < 3 + 7
+    loaded = path.with_suffix(".loaded")
+    assert loaded.exists(), f"stopped before the target's file was loaded: {report['errors'][0]['message']}"
+    startup = float(loaded.read_text()) - start  # time.monotonic: one clock for every process (Linux)
+    timed = took - startup
+    print(f"--timeout 3: kscope exited after {took:.1f} s: {startup:.1f} s to the target's load, {timed:.2f} s after it")
+    assert TIMEOUT_S - 1 <= timed <= TIMEOUT_S + 1, f"{timed:.2f} s from the target's load to the exit"
+    assert startup <= STARTUP_S, f"{startup:.1f} s from kscope's start to the target's load"
 
 
 def test_a_crashing_target_is_reported(tmp_path):

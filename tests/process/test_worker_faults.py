@@ -49,7 +49,10 @@ def test_hangs_are_stopped_at_the_timeout_and_an_idle_kill_is_said_within_a_seco
         for case, source in [("infinite loop", body("while True:\n        a = a + 1")),
                              ("very slow target", body("time.sleep(600)\n    return a", "time"))]:
             took, good = await _restarts_and_recovers(live, case, source, ["timeout", "stopped after 3 s"], good)
-            assert TIMEOUT_S <= took < TIMEOUT_S + 10, f"{case}: reported after {took:.1f} s"
+            print(f"{case}: reported {took:.2f} s after the save")
+            # the save to the stale banner: the watcher, the run's 3 s, the worker killed, the screen;
+            # measured 3.16-3.38 s (load 2.7-6.7 from other work); was allowed 13 s (issue 38)
+            assert TIMEOUT_S <= took < TIMEOUT_S + 2, f"{case}: reported after {took:.1f} s"
 
         # Killed from outside while idle: noticed, replaced and said in the output pane within
         # IDLE_NOTICE_S of the kill (the bound docs/reliability.md gives), and the next save works.
