@@ -201,7 +201,9 @@ class Soak:
     def __init__(self, args):
         self.args = args
         self.tmp = Path(tempfile.mkdtemp(prefix="kscope-soak-"))
-        os.environ["KSCOPE_CACHE_DIR"] = str(self.tmp / "store")  # the workers inherit it
+        # the workers inherit it; a cache of kscope's own, cold (its precompiled header and vector
+        # ISA probes built first) unless given one (the suite's, warm: tests/process/test_soak.py)
+        os.environ["KSCOPE_CACHE_DIR"] = getattr(args, "cache", None) or str(self.tmp / "store")
         self.folder = self.tmp / "work"
         self.folder.mkdir()
         self.path = self.folder / "add_relu.py"
@@ -610,6 +612,7 @@ def main() -> int:
     parser.add_argument("--saves", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="40 saves")
     parser.add_argument("--timeout", type=float, default=3.0, help="the app's --timeout (the endless loop waits this)")
+    parser.add_argument("--cache", metavar="DIR", help="kscope's cache folder (default: a new one, cold)")
     parser.add_argument("--stalls", action="store_true",
                         help=f"sample what the event loop runs while it is over {STALL_S * 1000:.0f} ms late")
     parser.add_argument("--tracemalloc", metavar="A,B", default="",
