@@ -22,11 +22,22 @@ def _private_cache(tmp_path_factory):
     yield
 
 
+LONGEST_FIRST = ("test_kill_safe_cache.py", "test_flags.py", "test_gpu_check.py", "test_long_compiles.py",
+                 "test_distributed.py", "test_exports.py", "test_vec_isa.py", "test_library_models.py",
+                 "test_training_totals.py")
+"""Modules with a test or a shared run of 45 s or more on a clean clone (2026-12-03: 85-115 s for the
+first four), run first: pytest-xdist hands out work in the order collected, and one of these
+begun last kept one worker busy while the others had nothing left."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the test ids
 def pytest_collection_modifyitems(config, items):
     """The tests of a module that share a module-scoped fixture (one real run that several tests
     read) go to one pytest-xdist worker (tests/run.py: --dist loadgroup), so that run happens once:
-    spread over two workers, test_distributed's 20 s run happened twice."""
+    spread over two workers, test_distributed's 20 s run happened twice. LONGEST_FIRST's modules
+    are put first, the longest first (a stable sort: the same order in every worker, as xdist requires)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
     for item in items:
         defs = getattr(item, "_fixtureinfo", None)
         # (this file's own module-scoped fixture, _brief_timing, is every engine test's: not a run)
