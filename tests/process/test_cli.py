@@ -5,6 +5,7 @@ import subprocess
 import time
 
 import pytest
+from support.moments import mark, moment
 from support.paths import SAMPLES, kscope_cmd, line_of, write_target
 
 pytestmark = pytest.mark.slow
@@ -38,13 +39,13 @@ def test_user_prints_go_to_stderr_with_json(tmp_path):
     assert "USDT" not in out.stderr  # torch's profiler chatter is filtered
 
 
-HANG = """
+HANG = f"""
 import time
 from pathlib import Path
 
 import torch
 
-Path(__file__).with_suffix(".loaded").write_text(repr(time.monotonic()))  # the worker loads the file
+{mark(".loaded")}  # the worker loads the file
 
 
 def f(x):
@@ -78,7 +79,7 @@ def test_timeout_stops_a_hang_and_reports_it(tmp_path):
     assert report["errors"][0]["stage"] == "timeout"
     loaded = path.with_suffix(".loaded")
     assert loaded.exists(), f"stopped before the target's file was loaded: {report['errors'][0]['message']}"
-    startup = float(loaded.read_text()) - start  # time.monotonic: one clock for every process (Linux)
+    startup = moment(path, ".loaded") - start
     timed = took - startup
     print(f"--timeout 3: kscope exited after {took:.1f} s: {startup:.1f} s to the target's load, {timed:.2f} s after it")
     assert TIMEOUT_S - 1 <= timed <= TIMEOUT_S + 1, f"{timed:.2f} s from the target's load to the exit"

@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.moments import mark, moment
 from support.paths import REPO
 from support.rank_claims import RANK_CLAIMS
 
@@ -63,7 +64,7 @@ HANGS = RAISES.replace(
 ).replace("import torch\n", (
     "import os\nimport time\nfrom pathlib import Path\n\nimport torch\n\n"
     "if os.environ['RANK'] == '0':  # rank 0 loads the file: its run is under way\n"
-    "    Path(__file__).with_suffix('.loaded').write_text(repr(time.monotonic()))\n"
+    f"    {mark('.loaded')}\n"
 ), 1)
 
 
@@ -230,7 +231,7 @@ def test_a_rank_that_hangs_is_stopped_by_the_timeout(tmp_path):
     assert run.data["ranks"][0]["wall_s"] is None  # rank 0 sent no report: its time is unknown, not 0
     # the timeout counts once every rank has imported torch (docs/distributed.md): 8 s plus the
     # start-up of kscope and two ranks (measured: 16.3-23.6 s in all beside other work, printed)
-    since = run.ended - float(target.with_suffix(".loaded").read_text())  # time.monotonic: one clock (Linux)
+    since = run.ended - moment(target, ".loaded")
     print(f"--timeout 8 with 2 ranks: kscope exited after {run.seconds:.1f} s, {since:.2f} s after rank 0 loaded the file")
     assert run.seconds < 8 + STARTUP_S
     # The 8 s themselves, from rank 0's side (issue 38: only the total's upper bound was checked): they

@@ -16,6 +16,7 @@ import subprocess
 import time
 
 import pytest
+from support.moments import mark, moment
 from support.paths import kscope_cmd, write_target
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,7 @@ def doubled(x: torch.Tensor) -> torch.Tensor:
 
 @doubled.register_fake
 def _(x):
-    Path(__file__).with_suffix(".tracing").write_text(repr(time.monotonic()))  # dynamo is tracing: compiling
+    {mark(".tracing")}  # dynamo is tracing: compiling
     time.sleep({COMPILE_SLEEP_S})  # only while torch.compile traces
     return torch.empty_like(x)
 
@@ -50,24 +51,17 @@ def inputs(device):
 """
 
 
-def kscope_json(path, *flags) -> tuple[dict, float]:
-    """kscope's report, and the seconds it took; `path`'s .ended then holds when it exited."""
+def kscope_json(path, *flags) -> tuple[dict, float, float]:
+    """kscope's report, the seconds it took, and when it exited (time.monotonic)."""
     start = time.monotonic()
     out = subprocess.run([*kscope_cmd(), str(path), "--json", "--device", "cpu", *flags],
                          capture_output=True, text=True, timeout=300)
     end = time.monotonic()
-    path.with_suffix(".ended").write_text(repr(end))
-    return json.loads(out.stdout), end - start
-
-
-def compiling_to_exit(path) -> float:
-    """Seconds from the fake's first call (dynamo tracing: the compile under way) to kscope's exit
-    (time.monotonic: one clock for every process, on Linux)."""
-    return float(path.with_suffix(".ended").read_text()) - float(path.with_suffix(".tracing").read_text())
+    return json.loads(out.stdout), end - start, end
 
 
 def test_a_compile_longer_than_the_timeout_runs_to_the_end(tmp_path):
-    report, took = kscope_json(write_target(tmp_path, SLOW_TO_COMPILE), "--timeout", str(TIMEOUT_S))
+    report, took, _ = kscope_json(write_target(tmp_path, SLOW_TO_COMPILE), "--timeout", str(TIMEOUT_S))
     assert report["errors"] == []
     compiled = report["compiled"]
     # the compile alone outlasted --timeout, and the run went on: the fused add, the op, the ReLU
@@ -79,13 +73,13 @@ def test_a_compile_longer_than_the_timeout_runs_to_the_end(tmp_path):
 def test_a_compile_past_its_own_bound_is_stopped_and_says_what_was_compiling(tmp_path):
     bound = 3.0
     path = write_target(tmp_path, SLOW_TO_COMPILE)
-    report, took = kscope_json(path, "--compile-timeout", str(bound))
+    report, took, ended = kscope_json(path, "--compile-timeout", str(bound))
     (error,) = report["errors"]
     assert error["stage"] == "timeout" and error["type"] == "CompileTimeout"
     assert error["message"].startswith(f"stopped after {bound:g} s compiling (--compile-timeout)")
     assert "torch.compile was still compiling graph 0/0" in error["message"]
     assert report["eager"]["launches"] == 3 and report["compiled"] is None  # the eager half stays
-    since = compiling_to_exit(path)
+    since = ended - moment(path, ".tracing")  # from the fake's first call (dynamo tracing) to kscope's exit
     print(f"--compile-timeout {bound:g}: kscope exited after {took:.1f} s (torch's start-up included), "
           f"{since:.2f} s after dynamo began tracing")
     # The compile clock starts as dynamo starts the frame, a moment before it calls the fake: from
