@@ -18,10 +18,11 @@ from kscope.report.codec import report_to_dict
 pytestmark = pytest.mark.slow
 
 FLOOD_STALL_S = 0.25
-FLOOD_P99_S = 0.02
+FLOOD_P99_S = 0.05
 """The event loop while a flood is on (pane hidden or shown): its worst stall, which is a report's
-paint on a 2-core machine with the worker busy (measured 30-115 ms), and its 99th percentile
-(measured 2-5 ms). With the RichLog the pane was before: worst 150-350 ms, p99 80-170 ms shown."""
+paint on a 2-core machine with the worker busy (measured 30-115 ms; CI 202 ms), and its 99th percentile
+(measured 2-6 ms here, 28 ms on CI's machine on 2026-12-03). With the RichLog the pane was before:
+worst 150-350 ms, p99 80-170 ms shown: the bound still tells the two apart."""
 OPEN_STALL_S = 0.15
 """Opening the output pane after a flood: measured 18-73 ms (the RichLog: 140-430 ms)."""
 
