@@ -39,8 +39,8 @@ ENGINE_DOOR = "kscope.engine.api"
 
 ENGINE_ROOMS = {
     "compat": set(),
-    "machine": set(),
-    "measure": set(),
+    "machine": {"measure"},
+    "measure": set(),  # never machine: machine.kept asks measure.cpu_wait whether a measurement was disturbed
     "target": {"compat"},
     "inductor": {"compat", "machine", "measure", "target"},
     "dispatch": {"compat", "measure", "target"},

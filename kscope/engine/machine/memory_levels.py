@@ -12,7 +12,8 @@ shared one; main memory by a 256 MB copy (engine.machine.bandwidth).
 A copy costs a torch call's overhead besides its bytes, which at an L1-sized copy is most of its
 time: each rate is the bytes over (the copy's time - an empty copy's), the streaming rate of the
 level. The best of every worker's measurement on this machine is kept (as peak_flops does):
-a shared machine only ever runs slower than it can.
+a shared machine only ever runs slower than it can; workers measure until MEASUREMENTS of them
+measured undisturbed (engine.machine.kept).
 
 CUDA: main memory from the data sheet (engine.machine.bandwidth), and L2 with its size from the
 device's properties and its bandwidth measured by a copy that fits in it.
@@ -22,12 +23,13 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from kscope.engine.machine.bandwidth import cpu_copy_gbps, peak_bandwidth
-from kscope.engine.machine.peak_flops import machine_best, machine_known
+from kscope.engine.machine.kept import disturbed, kept_source, machine_best, machine_known, measured_quietly
 from kscope.report.roofs import MAIN_MEMORY, Roof
 
 SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -115,17 +117,46 @@ def roofs(device: torch.device) -> tuple[Roof, ...]:
     if device.type == "cuda":
         return _cuda_roofs(device)
     threads = torch.get_num_threads()
-    out, inner = [], 0
+    levels, inner = [], 0  # (name, capacity, how it is measured, the measurement)
     for name, size, private in cpu_levels():
         capacity = size * threads if private else size
         copied = size // 2 if private else min(size // 2, SHARED_TIMES_INNER * inner or size // 2)
         how = f"a copy of {_mb(copied)} on " + (f"one thread × {threads}" if private else f"{threads} threads")
-        gbps, source = _kept(name, how, lambda: _level_gbps(copied, private, threads, device))
-        out.append(Roof(name, gbps, capacity, source, measured=gbps is not None))
+        levels.append((name, capacity, how, functools.partial(_level_gbps, copied, private, threads, device)))
         inner = capacity
-    gbps, source = _kept(MAIN_MEMORY, f"a 256 MB copy on {threads} threads", cpu_copy_gbps)
-    out.append(Roof(MAIN_MEMORY, gbps, None, source))
+    levels.append((MAIN_MEMORY, None, f"a 256 MB copy on {threads} threads", cpu_copy_gbps))
+    taken = [_taken(name, measure) for name, _, _, measure in levels]
+    out = []
+    for i, ((name, capacity, how, _), mine) in enumerate(zip(levels, taken)):
+        gbps, source = _kept(name, how, mine, taken[i + 1].best if i + 1 < len(taken) else None)
+        out.append(Roof(name, gbps, capacity, source, measured=gbps is not None))
     return ordered(tuple(out))
+
+
+@dataclass(frozen=True)
+class _Taken:
+    """A level's figures in this worker: the best kept on the machine and how many undisturbed
+    measurements made it, and this worker's own measurement where it took one."""
+
+    kept: float
+    times: int
+    mine: float | None = None
+    share: float | None = None
+    measured: bool = False
+
+    @property
+    def best(self) -> float | None:
+        return max(self.kept, self.mine or 0.0) or None
+
+
+def _taken(level: str, measure) -> _Taken:
+    """The machine's best of `level`, measured again while fewer than MEASUREMENTS undisturbed
+    measurements made it (each worker need not pay the measurement)."""
+    kept, times = machine_known(level, ROOFS_FILE)
+    if times >= MEASUREMENTS:
+        return _Taken(kept, times)
+    mine, share = measured_quietly(measure)
+    return _Taken(kept, times, mine, share, measured=True)
 
 
 def _level_gbps(copied: int, private: bool, threads: int, device: torch.device) -> float | None:
@@ -148,17 +179,20 @@ def ordered(levels: tuple[Roof, ...]) -> tuple[Roof, ...]:
     return tuple(out)
 
 
-def _kept(level: str, how: str, measure) -> tuple[float | None, str]:
-    """The level's bandwidth: measured by this worker while the machine has fewer than MEASUREMENTS
-    of it (the best of all kept), else the best kept: each worker need not pay the measurement."""
-    best, times = machine_known(level, ROOFS_FILE)
-    if times >= MEASUREMENTS:
-        return best, f"measured: the best of {times} measurements on this machine, each {how}"
-    mine = measure()
-    if mine is None:
+def _kept(level: str, how: str, taken: _Taken, outer: float | None) -> tuple[float | None, str]:
+    """The level's bandwidth, this worker's measurement kept with the machine's. It counts towards
+    MEASUREMENTS only undisturbed: its threads did not wait past BUSY for a CPU (engine.machine.kept),
+    and it is no slower than the next level out (`outer`), which a level that holds the data never is
+    (L3 measured 6-33 GB/s from one worker to the next on this shared host, main memory 20-23, with
+    no wait: other tenants of the host's L3 are invisible to the CPU wait)."""
+    if not taken.measured:
+        return taken.kept, f"measured: the best of {taken.times} undisturbed measurements on this machine, each {how}"
+    if taken.mine is None:
         return None, f"unknown: {how} is no longer than an empty copy"
-    best, times = machine_best(mine, level, ROOFS_FILE)
-    return best, f"measured: the best of {times} measurements on this machine, each {how} (this worker's: {mine:.0f} GB/s)"
+    slow = outer is not None and taken.mine < outer
+    best, times = machine_best(taken.mine, level, ROOFS_FILE, counts=not (slow or disturbed(taken.share)))
+    why = f", not counted: slower than the next level out ({outer:.0f} GB/s)" if slow and not disturbed(taken.share) else ""
+    return best, f"measured: {kept_source(times, taken.share)}, each {how} (this worker's: {taken.mine:.0f} GB/s{why})"
 
 
 def _cuda_roofs(device: torch.device) -> tuple[Roof, ...]:

@@ -10,15 +10,12 @@ each, times torch's threads), and the best of every worker's on this machine is 
 from __future__ import annotations
 
 import functools
-import json
-import os
-import platform
 import time
 
 import torch
 
 from kscope.engine.machine.bandwidth import _VENDOR
-from kscope.engine.machine.cache_dir import cache_dir, write_json
+from kscope.engine.machine.kept import disturbed, kept_source, machine_best, measured_quietly
 
 TFLOPS = {
     "H200": {"float32": 67.0, "bfloat16": 989.4, "float16": 989.4},
@@ -103,46 +100,7 @@ def peak_flops(device: torch.device, dtype: torch.dtype) -> tuple[float | None, 
 def _cpu_peak() -> tuple[float, str]:
     """Once per process: this worker's measurement, added to the machine's (a second run in the
     worker is no second measurement)."""
-    mine = cpu_matmul_flops()
-    best, times = machine_best(mine)
-    return best, (f"the best {CPU_N}² fp32 matmul on one thread × {_THREADS[CPU_N]} threads, over {times} "
-                  f"measurements on this machine (this worker's: {mine / 1e9:.0f} GFLOP/s)")
-
-
-def _machine() -> str:
-    """What the CPU's peak depends on: its model, the threads torch uses, torch itself."""
-    model = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
-    except OSError:
-        pass
-    return json.dumps([model, os.cpu_count(), torch.get_num_threads(), torch.__version__])
-
-
-def machine_known(what: str, file: str) -> tuple[float, int]:
-    """The best measurement of `what` kept for this machine, and how many there were ((0.0, 0): none)."""
-    try:
-        known = json.loads((cache_dir() / file).read_text())
-    except (OSError, ValueError):
-        known = {}
-    best, times = known.get(_machine() + (f" {what}" if what else ""), (0.0, 0))
-    return best, times
-
-
-def machine_best(measured: float, what: str = "", file: str = "peak_flops.json") -> tuple[float, int]:
-    """The best of every worker's measurement of `what` on this machine (kept in kscope's cache),
-    with this one, and how many there were. The best, because a shared machine only ever runs
-    slower than it can (another tenant, a lower clock): the highest measurement is the nearest to
-    its peak."""
-    path = cache_dir() / file
-    try:
-        known = json.loads(path.read_text())
-    except (OSError, ValueError):
-        known = {}
-    key = _machine() + (f" {what}" if what else "")
-    best, times = known.get(key, (0.0, 0))
-    best, times = max(best, measured), times + 1
-    known[key] = (best, times)
-    write_json(path, known)
-    return best, times
+    mine, share = measured_quietly(cpu_matmul_flops)
+    best, times = machine_best(mine, counts=not disturbed(share))
+    return best, (f"the best {CPU_N}² fp32 matmul on one thread × {_THREADS[CPU_N]} threads: {kept_source(times, share)}"
+                  f" (this worker's: {mine / 1e9:.0f} GFLOP/s)")
