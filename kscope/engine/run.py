@@ -17,11 +17,13 @@ from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.machine.memory_levels import roofs
 from kscope.engine.machine.peak_flops import compute_dtype, peak_flops
+from kscope.engine.memory.peak import call_memory
 from kscope.engine.measure.timing import retimed, speedup, time_both
 from kscope.engine.measure.trace_export import TraceExport
 from kscope.engine.stages import finished, start, target_error, user_error, with_files
 from kscope.engine.target.loading import Target, TargetError
 from kscope.engine.target.training import BackwardStep
+from kscope.report.memory import CallMemory
 from kscope.report.model import Report
 from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest
@@ -72,6 +74,8 @@ class _Run:
     export: TraceExport | None = None
     eager_run: EagerRun | None = None
     planners: list[Planner] = field(default_factory=list)
+    memory: tuple[CallMemory, CallMemory] | None = None
+    """One call's memory, eager and compiled (engine.memory.peak), recorded before the timing."""
 
     def header(self, report: Report) -> Report:
         """What the run knows before it runs anything: the target, its inputs, the device's peaks."""
@@ -111,7 +115,9 @@ class _Run:
         return report
 
     def time_it(self, compiled_call, compiled_call_s: float):
-        """Both halves ran: time them against each other, in turn."""
+        """Both halves ran: record one call of each's memory, then time them against each other, in turn."""
+        self.memory = (call_memory(self.target.runner(), self.device, eager=True),
+                       call_memory(compiled_call, self.device, eager=False))
         if self.before_timing is not None:
             self.before_timing()
         eager = self.eager_run
@@ -146,7 +152,9 @@ class _Run:
         except Exception as e:
             return finished(self.planned(self.traced(report)), self.began, user_error("compiled", e, self.path))
         ws = compiled_working_set(self.eager_run.working_set, compiled.result.round_trips)
-        report = self.traced(replace(report, compiled=replace(compiled.result, working_set_bytes=ws),
+        e_memory, c_memory = self.memory or (None, None)
+        report = self.traced(replace(report, eager=replace(report.eager, memory=e_memory),
+                                     compiled=replace(compiled.result, working_set_bytes=ws, memory=c_memory),
                                      notes=report.notes + compiled.notes))
         return finished(_concluded(report, compiled), self.began)
 

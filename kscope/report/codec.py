@@ -22,6 +22,7 @@ from kscope.report.kernel_codec import (
     trips_to_list,
 )
 from kscope.report.lines import LineMode
+from kscope.report.memory_codec import memory_from_dict, memory_to_dict
 from kscope.report.model import (
     SCHEMA,
     Backward,
@@ -186,6 +187,7 @@ def mode_to_dict(m: ModeResult | None, *, compiled: bool, roofs: Roofs = Roofs()
         "round_trips": trips_to_list(m.round_trips),
         "flops": m.flops,
         "working_set_bytes": m.working_set_bytes,
+        "memory": memory_to_dict(m.memory),
         "roof": None if judged is None else {"level": judged.roof.level, "gbps": _round(judged.roof.gbps),
                                              "why": judged.why},
         "kernels": [kernel_to_dict(k, roofs) for k in m.kernels],
@@ -274,6 +276,7 @@ def mode_from_dict(d: dict[str, Any] | None, home: str = "") -> ModeResult | Non
         cuda_graphs=_cuda_graphs_from_dict(d.get("cuda_graphs")),
         collectives=tuple(collective_from_dict(c) for c in d.get("collectives", ())),
         working_set_bytes=d.get("working_set_bytes"),
+        memory=memory_from_dict(d.get("memory")),
     )
 
 

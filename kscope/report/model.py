@@ -14,6 +14,7 @@ from kscope.report.compile import Autotune, CompileOptions, CudaGraphs
 from kscope.report.kernel import Kernel, RoundTrip
 from kscope.report.lines import LineCost, LineShare, line_costs
 from kscope.report.measures import Traffic, sum_known
+from kscope.report.memory import CallMemory
 from kscope.report.phases import PHASES, PhaseTotals, phase_totals
 from kscope.report.place import Place, place_key, sorted_places
 from kscope.report.plan import Plan
@@ -21,7 +22,7 @@ from kscope.report.roofs import MAIN_MEMORY, Judged, Roof, judged
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 13
+SCHEMA = 14
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -46,7 +47,9 @@ kernel has its `flops` and its place on the roofline; the Report has the device'
 whose rows have no launches or time yet (null).
 13: the Report has a memory roof per level (`roofs`: each cache, then main memory) and says whether
 calls were timed with --cold (`cold`); each mode has its call's `working_set_bytes` and the `roof` its
-kernels are judged against (report.roofs); each kernel its `roof_level` and `roof_gbps`."""
+kernels are judged against (report.roofs); each kernel its `roof_level` and `roof_gbps`.
+14: each mode has its call's `memory` (report.memory: the peak above what existed before the call,
+what it holds when it returns, the tensors alive at the peak)."""
 
 
 
@@ -154,6 +157,8 @@ class ModeResult(Traffic):
     """The collectives a call ran (apart from kernels and their traffic)."""
     working_set_bytes: int | None = None
     """The distinct bytes one call touches (engine.dispatch.working_set); None: unknown."""
+    memory: CallMemory | None = None
+    """What one call holds (engine.memory.peak); None: not measured (a failed half, an old Report)."""
 
     @property
     def phases(self) -> tuple[PhaseTotals, ...]:

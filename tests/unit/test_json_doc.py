@@ -15,6 +15,7 @@ from support.paths import REPO
 from kscope.report.codec import report_to_dict
 from kscope.report.compile import Autotune, AutotuneChoice, CompileOptions, CudaGraphs
 from kscope.report.lines import LineShare
+from kscope.report.memory import CallMemory, HeldTensor
 from kscope.report.model import (
     Backward,
     Collective,
@@ -22,6 +23,7 @@ from kscope.report.model import (
     Recompile,
     RunError,
 )
+from kscope.report.place import Place
 from kscope.report.plan import Plan, PlanProgress
 from kscope.report.speedup import Speedup
 from kscope.trace.file import TraceFigures, TraceKernel, figures_to_dict
@@ -86,11 +88,14 @@ def full_report():
     r = replace(r, eager=_shared(r.eager), compiled=_shared(r.compiled))
     breaks = graph_break_report().compiled.graph_breaks
     collective = Collective("c10d::allreduce_", 1, 4_000_000, 11443.3, None, after="aten::mul", before="aten::add")
-    eager = replace(r.eager, collectives=(collective,))
+    held = HeldTensor(4_000_000, "temporary", "aten::add", Place("add_relu.py", 7))
+    memory = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "output": 4_000_000}, (held,))
+    eager = replace(r.eager, collectives=(collective,), memory=memory)
     compiled = replace(
         r.compiled, graph_breaks=breaks, recompiles=(Recompile("G['step'] == 1", "stepper"),),
         autotune=(Autotune("packed_linear", "256x512", (AutotuneChoice("_mkl_linear", 2.3),)),),
         cuda_graphs=CudaGraphs(1, 5), collectives=(collective,),
+        memory=CallMemory(4_000_000, 4_000_000, 1, {"output": 4_000_000}, (HeldTensor(4_000_000, "output", "buf0"),)),
     )
     return replace(
         r, eager=eager, compiled=compiled, errors=(RunError("eager", "ValueError", "…", r.file, 5, rank=1),),

@@ -46,6 +46,7 @@ ENGINE_ROOMS = {
     "dispatch": {"compat", "measure", "target"},
     "eager": {"compat", "dispatch", "measure", "target"},
     "compiled": {"compat", "dispatch", "eager", "inductor", "machine", "measure", "target"},
+    "memory": {"compat", "target"},
 }
 """engine/'s sub-packages, each with the ones it may import besides itself; the modules at
 engine/'s top (api, run, sweep, stages) may import any of them, and none of them the top."""

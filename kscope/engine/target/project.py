@@ -67,6 +67,12 @@ def is_user_file(path: str | None) -> bool:
     return not any(_inside(real, root) for root in library_roots() + _generated_roots())
 
 
+def is_generated_file(path: str) -> bool:
+    """Code torch wrote and loaded: a compiled graph's wrapper, a kernel (inductor's and triton's caches)."""
+    real = os.path.realpath(path)
+    return not is_kscope_file(path) and any(_inside(real, root) for root in _generated_roots())
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 

@@ -1,0 +1,54 @@
+"""Memory a call holds, not moves: its peak above what existed before it, what it still holds
+when it returns, and the tensors that make the peak (engine.memory.peak measures it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kscope.report.place import Place
+
+LIFETIME_CATEGORIES = ("temporary", "output")
+"""kscope's own categories, by lifetime, for a tensor torch's memory profile gives none:
+"temporary" freed before the call returns, "output" still held when it returns."""
+
+
+@dataclass(frozen=True)
+class HeldTensor:
+    """A tensor alive at the call's peak."""
+
+    bytes: int
+    category: str
+    """torch's memory profile's category (input, parameter, activation, temporary, gradient,
+    autograd_detail, optimizer_state) where it gives one, else kscope's by lifetime
+    (LIFETIME_CATEGORIES)."""
+    allocated_by: str
+    """The op that allocated it ("aten::add"), or, compiled, the graph's buffer ("buf0")."""
+    place: Place | None = None
+    """The line that allocated it (as kernels' places); None where no line of the user's did (a
+    compiled graph's buffer, allocated by inductor's wrapper)."""
+
+
+@dataclass(frozen=True)
+class CallMemory:
+    """One call's memory, from the allocator's events (torch.profiler, profile_memory=True), on a
+    call of its own: never one that is timed."""
+
+    peak_bytes: int
+    """The most bytes allocated during the call above what existed before it (0: it allocated nothing)."""
+    held_bytes: int
+    """Allocated minus freed over the call: what it still holds when it returns (its outputs, what
+    it keeps); negative where it freed more than it kept (an optimizer's zero_grad freeing grads)."""
+    allocations: int
+    """Allocations during the call."""
+    by_category: dict[str, int] = field(default_factory=dict)
+    """Bytes alive at the peak, by HeldTensor.category."""
+    top: tuple[HeldTensor, ...] = ()
+    """The largest tensors alive at the peak, largest first (at most TOP)."""
+    checked_peak_bytes: int | None = None
+    """CUDA: the allocator's own peak over the call (torch.cuda.max_memory_allocated after
+    reset_peak_memory_stats, less what was allocated before); None on the CPU."""
+
+
+TOP = 8
+"""Tensors listed at the peak."""
+
