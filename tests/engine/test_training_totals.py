@@ -203,6 +203,24 @@ SDPA = """
     """
 
 
+def test_a_training_step_holds_every_gradient_at_its_peak_and_frees_them_by_its_end(step):
+    """Memory (issue 37): at the step's peak, in both modes, every parameter's gradient is alive
+    (backward wrote them all, opt.step reads them, zero_grad frees them after): W1, b1, W2, b2."""
+    _, r = step
+    params = (H * D + H + H * H + H) * F32
+    for mode in (r.eager, r.compiled):
+        m = mode.memory
+        assert m.by_category["gradient"] == params, m.by_category
+        assert sorted(t.bytes for t in m.top if t.category == "gradient") == sorted(
+            [H * D * F32, H * F32, H * H * F32, H * F32])
+        assert m.peak_bytes >= params + B * H * F32  # and the output it returns: (B, H)
+        # what the step returns: out (B, H) and the loss (a scalar), its gradients freed by zero_grad
+        assert m.held_bytes >= B * H * F32
+    # eager keeps the forward's activations for backward until backward ends (relu's output, the
+    # sum's, mse's): compiled keeps what its forward graph saves; both hold less than they allocate
+    assert r.eager.memory.peak_bytes > r.compiled.memory.peak_bytes
+
+
 def test_an_in_place_op_only_run_where_no_dispatch_mode_is_on_is_a_launch_with_its_bytes(tmp_path):
     """Nothing else in the target runs `add_`: the mode never sees it, yet the timed call runs it."""
     path = write_target(tmp_path, SDPA)

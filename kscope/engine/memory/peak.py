@@ -73,7 +73,13 @@ def _held(a: Allocation, freed_in_call: bool, place: Place | None) -> HeldTensor
             source = linecache.getline(path, line)
             m = _BUFFER.match(source)
             return HeldTensor(a.bytes, category, m.group(1) if m else "a compiled graph's buffer")
-    return HeldTensor(a.bytes, category, a.ops[-1] if a.ops else "?", place or place_of(a.frames))
+    return HeldTensor(a.bytes, category, _allocating_op(a.ops), place or place_of(a.frames))
+
+
+def _allocating_op(ops: tuple[str, ...]) -> str:
+    """The outermost aten op it was allocated under: the op the line called ("aten::relu", not the
+    "aten::clamp_min" it runs), in backward the op under autograd's node ("aten::mm")."""
+    return next((op for op in reversed(ops) if op.startswith("aten::")), ops[-1] if ops else "?")
 
 
 def _cuda_start(device: torch.device) -> int | None:
