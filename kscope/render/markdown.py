@@ -10,6 +10,7 @@ from kscope.render import lines, roofline, view
 from kscope.render.columns import Columns, Words
 from kscope.render.ranks_rows import COLLECTIVES, OVERVIEW, collective_rows, difference_lines
 from kscope.render.sweep_rows import SWEEP_NARROW
+from kscope.render.memory import memory_rows, memory_title
 from kscope.render.text import fmt_bytes, fmt_count, summary_line, traffic_text
 from kscope.render.verdict import verdict_line, verdict_text
 from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError
@@ -29,6 +30,9 @@ def report_markdown(report: Report) -> str:
         parts.append(_modes_table(report))
         if report.compiled is not None:
             parts += _compiled_sections(report, report.compiled)
+        memory = _memory(report)
+        if memory:
+            parts.append(memory)
         if report.line_costs:
             shown = lines.costliest(report)
             parts.append(f"#### Costliest lines ({len(shown)} of {len(report.line_costs)})\n\n"
@@ -44,6 +48,16 @@ def report_markdown(report: Report) -> str:
     parts += _listed("Notes", [cell(n) for n in report.notes])
     parts += _listed("Errors", [_error(e) for e in report.errors])
     return "\n\n".join(parts) + "\n"
+
+
+def _memory(report: Report) -> str:
+    """The memory section: one call's peak and end, and the tensors alive at the peak ("" when unknown)."""
+    title = memory_title(report)
+    if title is None:
+        return ""
+    rows = [[mode, size, category, code(by), code(line)] for mode, size, category, by, line in memory_rows(report)]
+    return (f"#### Memory\n\n{cell(title)}\n\n"
+            + table(["mode", "bytes", "category", "allocated by", "line"], rows, "lrlll"))
 
 
 def _roofline(report: Report) -> str:

@@ -1,5 +1,5 @@
 """A whole Report as `--once` prints it (rich): header, both modes side by side, the summary,
-timing, compile, round trips, fused kernels, the costliest lines, the roofline, ranks, notes and errors."""
+timing, compile, round trips, fused kernels, memory, the costliest lines, the roofline, ranks, notes and errors."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from kscope.render.lines import lines_table
+from kscope.render.memory import memory_table
 from kscope.render.ranks import render_ranks
 from kscope.render.roofline import roofline_table
 from kscope.render.tables import (
@@ -42,6 +43,9 @@ def render_report(report: Report) -> RenderableType:
         fused = fused_table(report.compiled)
         if fused is not None:
             parts.append(fused)
+    memory = memory_table(report)
+    if memory is not None:
+        parts.append(memory)
     lines = lines_table(report)
     if lines is not None:
         parts.append(lines)

@@ -59,8 +59,8 @@ def phase_launches(report: Report) -> str:
 
 
 def summary_line(report: Report, unknown: str = "?") -> str:
-    """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%
-    (launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
+    """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%, peak 8.0 MB →
+    4.0 MB (the memory one call holds above what existed before it, where both are known; launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
     e, c = report.eager, report.compiled
     if e is None:
         return "no result"
@@ -71,6 +71,8 @@ def summary_line(report: Report, unknown: str = "?") -> str:
     if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"
+    if e.memory is not None and c.memory is not None:
+        text += f", peak {fmt_bytes(e.memory.peak_bytes)} → {fmt_bytes(c.memory.peak_bytes)}"
     return text
 
 

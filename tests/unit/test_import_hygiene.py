@@ -36,7 +36,7 @@ LAYERS = {
     "report": (modules_of("report"), ("torch", "rich", "textual")),
     "trace": (modules_of("trace"), ("torch", "rich", "textual")),
     "render's words": (modules_of("render", "__init__", "text", "view", "names", "ranks_rows", "markdown",
-                                  "columns", "sweep_rows", "lines", "roofline"),
+                                  "columns", "sweep_rows", "lines", "roofline", "memory"),
                        ("torch", "rich", "textual")),
     "render": (modules_of("render"), ("torch", "textual")),
     "the worker's client side": (modules_of("worker", "__init__", "client", "protocol", "once", "lifetime"),

@@ -1,0 +1,54 @@
+"""What one call holds, eager and compiled (report.memory): the peak above what existed before the
+call, what it still holds at its end, and the tensors alive at the peak. Shared by `--once` and
+Markdown; no torch, and rich only for `--once`'s table."""
+
+from __future__ import annotations
+
+from kscope.render.text import fmt_bytes
+from kscope.report.memory import CallMemory
+from kscope.report.model import Report
+
+UNKNOWN_LINE = "?"
+"""A tensor no line of the user's allocated (a compiled graph's buffer)."""
+
+
+def memory_title(report: Report) -> str | None:
+    """"memory of one call: peak 8.0 MB → 4.0 MB, held at its end 4.0 MB → 4.0 MB"; None when
+    neither mode's is known."""
+    e, c = (m.memory if m is not None else None for m in (report.eager, report.compiled))
+    if e is None and c is None:
+        return None
+
+    def both(figure) -> str:
+        return " → ".join("?" if m is None else fmt_bytes(figure(m)) for m in (e, c))
+
+    return (f"memory of one call, eager → compiled: peak {both(lambda m: m.peak_bytes)}, "
+            f"held at its end {both(lambda m: m.held_bytes)}")
+
+
+def memory_rows(report: Report) -> list[tuple[str, str, str, str, str]]:
+    """(mode, bytes, category, allocated by, line) of each tensor alive at each mode's peak."""
+    rows = []
+    for name in ("eager", "compiled"):
+        mode = getattr(report, name)
+        memory: CallMemory | None = None if mode is None else mode.memory
+        for t in memory.top if memory else ():
+            line = UNKNOWN_LINE if t.place is None else t.place.text(report.home)
+            rows.append((name, fmt_bytes(t.bytes), t.category, t.allocated_by, line))
+    return rows
+
+
+def memory_table(report: Report):
+    """`--once`'s memory section (rich); None when no mode's memory is known."""
+    title = memory_title(report)
+    if title is None:
+        return None
+    from rich.table import Table  # Markdown reads this module's words without rich
+
+    table = Table(title=title + " · alive at the peak:", title_justify="left", expand=True, pad_edge=False)
+    for label, justify in (("mode", "left"), ("bytes", "right"), ("category", "left"), ("allocated by", "left"),
+                           ("line", "left")):
+        table.add_column(label, justify=justify, overflow="fold")
+    for row in memory_rows(report):
+        table.add_row(*row)
+    return table

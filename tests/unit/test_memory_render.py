@@ -1,0 +1,50 @@
+"""Memory on screen (render.memory, issue 37): the summary's peak, `--once`'s and Markdown's
+section, an unknown mode's figures as "?" (never 0)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from support.fixed_session import article_report
+
+from kscope.render.markdown import report_markdown
+from kscope.render.memory import memory_rows, memory_title
+from kscope.render.text import summary_line
+from kscope.report.memory import CallMemory, HeldTensor
+from kscope.report.place import Place
+
+EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "output": 4_000_000}, (
+    HeldTensor(4_000_000, "temporary", "aten::add", Place("add_relu.py", 7)),
+    HeldTensor(4_000_000, "output", "aten::relu", Place("add_relu.py", 7))))
+COMPILED = CallMemory(4_000_000, 4_000_000, 1, {"output": 4_000_000}, (HeldTensor(4_000_000, "output", "buf0"),))
+
+
+def with_memory(eager, compiled):
+    r = article_report()
+    return replace(r, eager=replace(r.eager, memory=eager), compiled=replace(r.compiled, memory=compiled))
+
+
+def test_the_summary_gives_the_peak_of_both_modes():
+    assert summary_line(with_memory(EAGER, COMPILED)).endswith(", peak 8.0 MB → 4.0 MB")
+    assert "peak" not in summary_line(with_memory(EAGER, None))  # one mode's alone: no arrow to a guess
+
+
+def test_the_section_lists_what_is_alive_at_each_peak_with_its_line():
+    r = with_memory(EAGER, COMPILED)
+    assert memory_title(r) == ("memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB, "
+                               "held at its end 4.0 MB → 4.0 MB")
+    assert r.home == "add_relu.py"  # a line in the target's own file is its number alone
+    assert memory_rows(r) == [
+        ("eager", "4.0 MB", "temporary", "aten::add", "7"),
+        ("eager", "4.0 MB", "output", "aten::relu", "7"),
+        ("compiled", "4.0 MB", "output", "buf0", "?"),
+    ]
+    md = report_markdown(r)
+    assert "#### Memory" in md and "| compiled | 4.0 MB | output | `buf0` | `?` |" in md
+
+
+def test_a_mode_without_memory_reads_unknown_and_none_at_all_no_section():
+    r = with_memory(EAGER, None)
+    assert memory_title(r).endswith("peak 8.0 MB → ?, held at its end 4.0 MB → ?")
+    assert [row[0] for row in memory_rows(r)] == ["eager", "eager"]
+    assert memory_title(with_memory(None, None)) is None and "#### Memory" not in report_markdown(with_memory(None, None))
