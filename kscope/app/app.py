@@ -32,6 +32,7 @@ from kscope.app.widgets.help import HelpScreen
 from kscope.app.widgets.kernels import KernelTable
 from kscope.app.widgets.launches import LaunchCounts
 from kscope.app.widgets.log import LogPane
+from kscope.app.widgets.memory import MemoryPane
 from kscope.app.widgets.present import PresentView
 from kscope.app.widgets.ranks import RanksPane
 from kscope.app.widgets.roofline import RooflinePane
@@ -46,6 +47,11 @@ from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest, SweepOptions
 
 NARROW_BELOW = 110
+TABS = (("fused kernels", "fused", FusedKernels), ("source", "source", SourcePane), ("code", "code", CodePane),
+        ("graph breaks", "breaks", BreaksPane), ("round trips", "round-trips", RoundTripsPane),
+        ("output", "output", LogPane), ("sweep", "sweep", SweepPane), ("roofline", "roofline", RooflinePane),
+        ("ranks", "ranks", RanksPane), ("memory", "memory", MemoryPane))
+"""The detail tabs, in order: (title, id, pane)."""
 
 
 class KscopeApp(PaneLinks, TalkKeys, App):
@@ -72,6 +78,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         Binding("o", "tab('output')", "output", show=False),
         Binding("k", "tab('ranks')", "ranks", show=False),
         Binding("l", "roofline", "roofline", show=False),
+        Binding("a", "tab('memory')", "memory", show=False),
         Binding("[", "source_file(-1)", "previous file", show=False), Binding("]", "source_file(1)", "next file", show=False),
     ]
 
@@ -115,24 +122,9 @@ class KscopeApp(PaneLinks, TalkKeys, App):
                 yield KernelTable("eager", id="eager-kernels")
                 yield KernelTable("compiled", id="compiled-kernels")
             with TabbedContent(id="details", initial="fused"):
-                with TabPane("fused kernels", id="fused"):
-                    yield FusedKernels()
-                with TabPane("source", id="source"):
-                    yield SourcePane()
-                with TabPane("code", id="code"):
-                    yield CodePane()
-                with TabPane("graph breaks", id="breaks"):
-                    yield BreaksPane()
-                with TabPane("round trips", id="round-trips"):
-                    yield RoundTripsPane()
-                with TabPane("output", id="output"):
-                    yield LogPane()
-                with TabPane("sweep", id="sweep"):
-                    yield SweepPane()
-                with TabPane("roofline", id="roofline"):
-                    yield RooflinePane()
-                with TabPane("ranks", id="ranks"):
-                    yield RanksPane()
+                for title, pane_id, pane in TABS:
+                    with TabPane(title, id=pane_id):
+                        yield pane()
         yield PresentView(id="present")
         yield ErrorBanner("", id="errors")
         yield Footer()
@@ -344,11 +336,10 @@ class KscopeApp(PaneLinks, TalkKeys, App):
             peak=report.judged(view.compiled), home=report.home, what=plan_title(stale=not partial) if view is not report else "",
         )
         self.query_one(FusedKernels).show(view)
-        self.query_one(SourcePane).show(report)
         self.query_one(BreaksPane).show(report.compiled, report.home)
         self.query_one(RoundTripsPane).show(view)
-        self.query_one(RanksPane).show(report)
-        self.query_one(RooflinePane).show(report)
+        for pane in (SourcePane, RanksPane, RooflinePane, MemoryPane):
+            self.query_one(pane).show(report)
         self.query_one(PresentView).show(report, before)
         if not partial:
             self._show_errors(report)

@@ -52,3 +52,19 @@ def memory_table(report: Report):
     for row in memory_rows(report):
         table.add_row(*row)
     return table
+
+
+def peak_change(before: CallMemory | None, now: CallMemory | None) -> str:
+    """Since the last save: "peak +4.0 MB: a new temporary at model.py:14" ("" when either is
+    unknown or the peak did not move); the new tensor is the largest alive at the new peak that
+    was not at the old one (same category, allocator and line)."""
+    if before is None or now is None or before.peak_bytes == now.peak_bytes:
+        return ""
+    delta = now.peak_bytes - before.peak_bytes
+    text = f"peak {'+' if delta > 0 else '−'}{fmt_bytes(abs(delta))}"
+    old = {(t.category, t.allocated_by, t.place) for t in before.top}
+    new = [t for t in now.top if (t.category, t.allocated_by, t.place) not in old]
+    if delta > 0 and new:
+        where = f" at {new[0].place.text()}" if new[0].place is not None else f" ({new[0].allocated_by})"
+        text += f": a new {new[0].category}{where}"
+    return text

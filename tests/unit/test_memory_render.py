@@ -48,3 +48,17 @@ def test_a_mode_without_memory_reads_unknown_and_none_at_all_no_section():
     assert memory_title(r).endswith("peak 8.0 MB → ?, held at its end 4.0 MB → ?")
     assert [row[0] for row in memory_rows(r)] == ["eager", "eager"]
     assert memory_title(with_memory(None, None)) is None and "#### Memory" not in report_markdown(with_memory(None, None))
+
+
+def test_a_save_that_moves_the_peak_says_by_how_much_and_what_is_new():
+    from kscope.render.memory import peak_change
+    from kscope.render.verdict import change_line
+
+    r = with_memory(EAGER, COMPILED)
+    bigger = CallMemory(12_000_000, 4_000_000, 3, {}, EAGER.top + (
+        HeldTensor(4_000_000, "temporary", "aten::mul", Place("model.py", 14)),))
+    assert peak_change(EAGER, bigger) == "peak +4.0 MB: a new temporary at model.py:14"
+    assert peak_change(bigger, EAGER) == "peak −4.0 MB"
+    assert peak_change(EAGER, EAGER) == "" and peak_change(None, EAGER) == ""  # unknown: no change claimed
+    line = change_line("eager", r.eager, replace(r.eager, memory=bigger), compact=True)
+    assert line.endswith(", peak +4.0 MB: a new temporary at model.py:14"), line

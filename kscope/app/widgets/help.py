@@ -45,6 +45,11 @@ under `torch.profiler`, and shows what ran.
   FLOP/s); the kernel selected in a kernel table is marked ◆. A kernel whose FLOPs kscope cannot count is left
   out, and the caption says so (never shown as 0); `--once` and `--markdown` print the same as a table.
 
+- **memory** (`a`) — what one call holds, eager → compiled: its peak above what existed before it (the header's
+  "peak 8.0 MB → 4.0 MB"), what it still holds at its end, and the tensors alive at each peak with their category
+  (torch's memory profile's: activation, gradient, parameter…; else "temporary", freed in the call, or "output"),
+  the op or compiled buffer that allocated them and the line. Measured on a call of its own, never a timed one.
+
 - **modes** — `m` (or `--mode`) steps torch.compile through default, reduce-overhead, max-autotune and
   max-autotune-no-cudagraphs and re-runs; the status line shows the mode and any `--option`, and the Δ line reads
   "default→max-autotune" as an A/B. max-autotune's choices (inductor's own timings of each candidate) are listed
@@ -64,7 +69,7 @@ Bandwidth: achieved GB/s (estimated bytes ÷ measured time) per mode and kernel,
 | `z` | size sweep: the target at n = 10², 10³, … (its `inputs(device, n)`), in the sweep tab; a save cancels it |
 | `e` | export the Report on screen, its two traces and a screenshot into a new folder (`--export-dir`) |
 | `l` | the roofline tab (while presenting: the roofline in place of the figures, `l` again: the launches) |
-| `f` `s` `c` `b` `t` `o` `k` | fused kernels / source / code / graph breaks / round trips / output / ranks tab |
+| `f` `s` `c` `b` `t` `o` `k` `a` | fused kernels / source / code / graph breaks / round trips / output / ranks / memory tab |
 | `h` | the costliest lines of the run, hottest first, in the source tab (`h` again: back to the file) |
 | `[` `]` | the previous / next file holding lines of this run, in the source tab |
 | `tab` / `shift+tab` | move between panes |

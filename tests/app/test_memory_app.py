@@ -1,0 +1,61 @@
+"""The memory tab (key a, issue 37): what one call holds, eager → compiled, and the tensors alive
+at each peak; the summary's peak; a Report without memory says it was not measured."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from support.fixed_session import article_report
+from support.pilot import fixed_app, wait_for
+from textual.widgets import Label
+
+from kscope.app.widgets.memory import NOT_MEASURED, MemoryPane
+from kscope.report.memory import CallMemory, HeldTensor
+from kscope.report.place import Place
+
+EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "output": 4_000_000}, (
+    HeldTensor(4_000_000, "temporary", "aten::add", Place("add_relu.py", 7)),
+    HeldTensor(4_000_000, "output", "aten::relu", Place("add_relu.py", 7))))
+COMPILED = CallMemory(4_000_000, 4_000_000, 1, {"output": 4_000_000}, (HeldTensor(4_000_000, "output", "buf0"),))
+
+
+def seed_with_memory():
+    r = article_report()
+    return replace(r, eager=replace(r.eager, memory=EAGER), compiled=replace(r.compiled, memory=COMPILED))
+
+
+def cells(pane: MemoryPane) -> list[list[str]]:
+    return [[str(c) for c in pane.get_row_at(i)] for i in range(pane.row_count)]
+
+
+def test_a_shows_the_memory_tab_with_each_peak_and_what_is_alive_there():
+    async def scenario():
+        app = fixed_app(seed_with_memory())
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.good is not None, timeout=10)
+            await pilot.press("a")
+            await pilot.pause()
+            assert app.query_one("#details").active == "memory"
+            pane = app.query_one(MemoryPane)
+            assert pane.border_title.startswith("memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB")
+            assert cells(pane) == [["eager", "4.0 MB", "temporary", "aten::add", "7"],
+                                   ["eager", "4.0 MB", "output", "aten::relu", "7"],
+                                   ["compiled", "4.0 MB", "output", "buf0", "?"]]
+            summary = app.query_one("#summary", Label).render().plain
+            assert summary.endswith("peak 8.0 MB → 4.0 MB"), summary
+
+    asyncio.run(scenario())
+
+
+def test_a_report_without_memory_says_it_was_not_measured():
+    async def scenario():
+        app = fixed_app(article_report())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.good is not None, timeout=10)
+            await pilot.press("a")
+            await pilot.pause()
+            pane = app.query_one(MemoryPane)
+            assert pane.border_title == NOT_MEASURED and pane.row_count == 0
+
+    asyncio.run(scenario())
