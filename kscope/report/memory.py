@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from kscope.report.place import Place
 
-LIFETIME_CATEGORIES = ("temporary", "output")
+LIFETIME_CATEGORIES = ("temporary", "held")
 """kscope's own categories, by lifetime, for a tensor torch's memory profile gives none:
-"temporary" freed before the call returns, "output" still held when it returns."""
+"temporary" freed before the call returns, "held" still held when it returns."""
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from kscope.app.widgets.memory import NOT_MEASURED, MemoryPane
 from kscope.report.memory import CallMemory, HeldTensor
 from kscope.report.place import Place
 
-EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "output": 4_000_000}, (
+EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "held": 4_000_000}, (
     HeldTensor(4_000_000, "temporary", "aten::add", Place("add_relu.py", 7)),
-    HeldTensor(4_000_000, "output", "aten::relu", Place("add_relu.py", 7))))
-COMPILED = CallMemory(4_000_000, 4_000_000, 1, {"output": 4_000_000}, (HeldTensor(4_000_000, "output", "buf0"),))
+    HeldTensor(4_000_000, "held", "aten::relu", Place("add_relu.py", 7))))
+COMPILED = CallMemory(4_000_000, 4_000_000, 1, {"held": 4_000_000}, (HeldTensor(4_000_000, "held", "buf0"),))
 
 
 def seed_with_memory():
@@ -40,8 +40,8 @@ def test_a_shows_the_memory_tab_with_each_peak_and_what_is_alive_there():
             pane = app.query_one(MemoryPane)
             assert pane.border_title.startswith("memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB")
             assert cells(pane) == [["eager", "4.0 MB", "temporary", "aten::add", "7"],
-                                   ["eager", "4.0 MB", "output", "aten::relu", "7"],
-                                   ["compiled", "4.0 MB", "output", "buf0", "?"]]
+                                   ["eager", "4.0 MB", "held", "aten::relu", "7"],
+                                   ["compiled", "4.0 MB", "held", "buf0", "?"]]
             summary = app.query_one("#summary", Label).render().plain
             assert summary.endswith("peak 8.0 MB → 4.0 MB"), summary
 

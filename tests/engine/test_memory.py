@@ -24,13 +24,13 @@ def test_the_seed_holds_two_arrays_at_its_eager_peak_and_one_compiled(seed):
     # second returned. Compiled: one fused kernel writes the output, nothing else is allocated
     assert (e.peak_bytes, e.held_bytes, e.allocations) == (2 * ARRAY, ARRAY, 2)
     assert (c.peak_bytes, c.held_bytes, c.allocations) == (ARRAY, ARRAY, 1)
-    assert e.by_category == {"temporary": ARRAY, "output": ARRAY}
-    assert c.by_category == {"output": ARRAY}
+    assert e.by_category == {"temporary": ARRAY, "held": ARRAY}
+    assert c.by_category == {"held": ARRAY}
     line = line_of(SAMPLES / "add_relu.py", "(a + b).relu()")
     assert [(t.bytes, t.category, t.allocated_by, t.place.line) for t in e.top] == [
-        (ARRAY, "temporary", "aten::add", line), (ARRAY, "output", "aten::relu", line)]
+        (ARRAY, "temporary", "aten::add", line), (ARRAY, "held", "aten::relu", line)]
     (buf,) = c.top
-    assert (buf.bytes, buf.category, buf.allocated_by, buf.place) == (ARRAY, "output", "buf0", None)
+    assert (buf.bytes, buf.category, buf.allocated_by, buf.place) == (ARRAY, "held", "buf0", None)
     assert e.checked_peak_bytes is None  # the CPU has no allocator peak to check against
     assert report_from_dict(report_to_dict(seed)).eager.memory == e
 

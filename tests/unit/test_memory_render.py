@@ -13,10 +13,10 @@ from kscope.render.text import summary_line
 from kscope.report.memory import CallMemory, HeldTensor
 from kscope.report.place import Place
 
-EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "output": 4_000_000}, (
+EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "held": 4_000_000}, (
     HeldTensor(4_000_000, "temporary", "aten::add", Place("add_relu.py", 7)),
-    HeldTensor(4_000_000, "output", "aten::relu", Place("add_relu.py", 7))))
-COMPILED = CallMemory(4_000_000, 4_000_000, 1, {"output": 4_000_000}, (HeldTensor(4_000_000, "output", "buf0"),))
+    HeldTensor(4_000_000, "held", "aten::relu", Place("add_relu.py", 7))))
+COMPILED = CallMemory(4_000_000, 4_000_000, 1, {"held": 4_000_000}, (HeldTensor(4_000_000, "held", "buf0"),))
 
 
 def with_memory(eager, compiled):
@@ -36,8 +36,8 @@ def test_the_section_lists_what_is_alive_at_each_peak_with_its_line():
     assert r.home == "add_relu.py"  # a line in the target's own file is its number alone
     assert memory_rows(r) == [
         ("eager", "4.0 MB", "temporary", "aten::add", "7"),
-        ("eager", "4.0 MB", "output", "aten::relu", "7"),
-        ("compiled", "4.0 MB", "output", "buf0", "?"),
+        ("eager", "4.0 MB", "held", "aten::relu", "7"),
+        ("compiled", "4.0 MB", "held", "buf0", "?"),
     ]
     md = report_markdown(r)
     assert "#### Memory" in md and "| compiled | 4.0 MB | output | `buf0` | `?` |" in md

@@ -44,6 +44,10 @@ class Allocation:
     no call event) is known only at the line that called it."""
     category: str | None
     """torch's category of its tensor, lower-case ("activation"); None where it gives none."""
+    exact: bool = False
+    """frames[0] is the line of the innermost frame (the op ran under a builtin's or a function's
+    call the profiler saw from that line); else the op ran from an operator in a function whose own
+    line is not known, and frames[0] is its caller's."""
 
 
 def record_allocations(fn: Callable[[], object], device: torch.device) -> tuple[list[Allocation], object]:
@@ -62,8 +66,8 @@ def record_allocations(fn: Callable[[], object], device: torch.device) -> tuple[
         fields = event.extra_fields
         if fields.device.type != device.type or not fields.alloc_size:
             continue
-        ops, frames = _ancestry(event)
-        out.append(Allocation(fields.alloc_size, fields.ptr, ops, frames, categories.get(fields.allocation_id)))
+        ops, frames, exact = _ancestry(event)
+        out.append(Allocation(fields.alloc_size, fields.ptr, ops, frames, categories.get(fields.allocation_id), exact))
     return out, result
 
 
@@ -89,19 +93,22 @@ def _events_under_marker(prof) -> list:
     return sorted(found, key=lambda e: e.start_time_ns)
 
 
-def _ancestry(event) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+def _ancestry(event) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], bool]:
+    """(ops, frames, whether frames[0] is exact): see Allocation."""
     from torch._C._profiler import _EventType
 
-    ops, frames = [], []
+    ops, frames, exact = [], [], False
     parent = event.parent
     while parent is not None:
         if parent.tag == _EventType.TorchOp and parent.name != MARKER:
             ops.append(parent.name)
         elif parent.tag in (_EventType.PyCall, _EventType.PyCCall):
+            if not frames:
+                exact = parent.tag == _EventType.PyCCall
             site = parent.extra_fields.caller  # the calling frame, at the line of the call
             frames.append((_path(site.file_name), site.line_number))
         parent = parent.parent
-    return tuple(ops), tuple(frames)
+    return tuple(ops), tuple(frames), exact
 
 
 def _path(name: str) -> str:

@@ -18,8 +18,8 @@ from collections.abc import Callable
 import torch
 
 from kscope.engine.compat.memory_profile import Allocation, record_allocations
+from kscope.engine.memory.places import eager_places, matched
 from kscope.engine.target.project import is_generated_file, place_of
-from kscope.engine.memory.places import OutputPlaces
 from kscope.report.memory import TOP, CallMemory, HeldTensor
 from kscope.report.place import Place
 
@@ -28,27 +28,24 @@ _BUFFER = re.compile(r"^\s*(\w+)\s*=")
 
 def call_memory(fn: Callable[[], object], device: torch.device, eager: bool) -> CallMemory:
     """One call of fn, its memory (the result dropped only after it is measured); `eager`: the
-    lines that allocated come from a dispatch mode on the call (engine.memory.places)."""
-    places = OutputPlaces() if eager else None
+    lines that allocated come from another call under a dispatch mode (engine.memory.places)."""
     before = _cuda_start(device)
-    if places is not None:
-        with places:
-            events, result = record_allocations(fn, device)
-    else:
-        events, result = record_allocations(fn, device)
+    events, result = record_allocations(fn, device)
     checked = None if before is None else torch.cuda.max_memory_allocated(device) - before
     del result
-    return summarize(events, places, checked)
+    lines = matched(events, eager_places(fn)) if eager else {}
+    return summarize(events, lines, checked)
 
 
-def summarize(events: list[Allocation], places: OutputPlaces | None = None, checked: int | None = None) -> CallMemory:
+def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = None,
+              checked: int | None = None) -> CallMemory:
     """The peak, what is held at the end, and the tensors alive at the peak."""
     live: dict[int, Allocation] = {}
     now = peak = 0
     at_peak: dict[int, Allocation] = {}
     freed: set[int] = set()  # ids of allocations freed later in the call
     order: dict[int, int] = {}  # ptr -> index of its live allocation
-    place_of_event = {i: places.take(e.ptr) for i, e in enumerate(events) if e.bytes > 0} if places else {}
+    lines = lines or {}
     for i, e in enumerate(events):
         now += e.bytes
         if e.bytes > 0:
@@ -58,7 +55,7 @@ def summarize(events: list[Allocation], places: OutputPlaces | None = None, chec
             del live[e.ptr]
         if now > peak:
             peak, at_peak = now, {order[p]: a for p, a in live.items()}
-    held = [_held(a, i in freed, place_of_event.get(i)) for i, a in at_peak.items()]
+    held = [_held(a, i in freed, lines.get(i)) for i, a in at_peak.items()]
     by_category: dict[str, int] = {}
     for t in held:
         by_category[t.category] = by_category.get(t.category, 0) + t.bytes
@@ -67,13 +64,15 @@ def summarize(events: list[Allocation], places: OutputPlaces | None = None, chec
 
 
 def _held(a: Allocation, freed_in_call: bool, place: Place | None) -> HeldTensor:
-    category = a.category or ("temporary" if freed_in_call else "output")
+    category = a.category or ("temporary" if freed_in_call else "held")
     for path, line in a.frames:
         if is_generated_file(path):  # a compiled graph's wrapper
             source = linecache.getline(path, line)
             m = _BUFFER.match(source)
             return HeldTensor(a.bytes, category, m.group(1) if m else "a compiled graph's buffer")
-    return HeldTensor(a.bytes, category, _allocating_op(a.ops), place or place_of(a.frames))
+    if place is None and a.exact:  # no noted output matched: the profiler's line, where it has the innermost
+        place = place_of(a.frames)
+    return HeldTensor(a.bytes, category, _allocating_op(a.ops), place)
 
 
 def _allocating_op(ops: tuple[str, ...]) -> str:
