@@ -58,9 +58,9 @@ def phase_launches(report: Report) -> str:
     return " · ".join(f"{PHASE_TAGS[p]} {count(e, p)} → {count(c, p)}" for p in ran)
 
 
-def summary_line(report: Report, unknown: str = "?") -> str:
+def summary_line(report: Report, unknown: str = "?", peak: bool = True) -> str:
     """One line a speaker can point at: launches 2 → 1, traffic 20.0 MB → 12.0 MB, −40%, peak 8.0 MB →
-    4.0 MB (the memory one call holds above what existed before it, where both are known; launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
+    4.0 MB (the memory one call holds above what existed before it, where both are known and `peak`; launches per phase when backward ran: "fwd 2 → 1 · bwd 2 → 2, traffic …"); unknown bytes: `unknown`."""
     e, c = report.eager, report.compiled
     if e is None:
         return "no result"
@@ -71,9 +71,17 @@ def summary_line(report: Report, unknown: str = "?") -> str:
     if e.bytes_total and c.bytes_total is not None:
         change = (c.bytes_total - e.bytes_total) / e.bytes_total * 100
         text += f", {'−' if change < 0 else '+'}{abs(change):.0f}%"
-    if e.memory is not None and c.memory is not None:
-        text += f", peak {fmt_bytes(e.memory.peak_bytes)} → {fmt_bytes(c.memory.peak_bytes)}"
+    if peak and peak_text(report):
+        text += f", {peak_text(report)}"
     return text
+
+
+def peak_text(report: Report) -> str:
+    """"peak 8.0 MB → 4.0 MB": the memory one call holds at its peak, eager → compiled; "" unless both are known."""
+    e, c = report.eager, report.compiled
+    if e is None or c is None or e.memory is None or c.memory is None:
+        return ""
+    return f"peak {fmt_bytes(e.memory.peak_bytes)} → {fmt_bytes(c.memory.peak_bytes)}"
 
 
 def per_element(nbytes: int | None, n: int) -> str:

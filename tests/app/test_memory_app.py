@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from support.fixed_session import article_report
 from support.pilot import fixed_app, wait_for
-from textual.widgets import Label
+from textual.widgets import DataTable, Label
 
 from kscope.app.widgets.memory import NOT_MEASURED, MemoryPane
 from kscope.report.memory import CallMemory, HeldTensor
@@ -25,7 +25,7 @@ def seed_with_memory():
     return replace(r, eager=replace(r.eager, memory=EAGER), compiled=replace(r.compiled, memory=COMPILED))
 
 
-def cells(pane: MemoryPane) -> list[list[str]]:
+def cells(pane: DataTable) -> list[list[str]]:
     return [[str(c) for c in pane.get_row_at(i)] for i in range(pane.row_count)]
 
 
@@ -38,12 +38,15 @@ def test_a_shows_the_memory_tab_with_each_peak_and_what_is_alive_there():
             await pilot.pause()
             assert app.query_one("#details").active == "memory"
             pane = app.query_one(MemoryPane)
-            assert pane.border_title.startswith("memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB")
-            assert cells(pane) == [["eager", "4.0 MB", "temporary", "aten::add", "7"],
+            assert app.query_one("#memory-caption", Label).render().plain.startswith(
+                "memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB")
+            assert cells(pane.query_one(DataTable)) == [["eager", "4.0 MB", "temporary", "aten::add", "7"],
                                    ["eager", "4.0 MB", "held", "aten::relu", "7"],
                                    ["compiled", "4.0 MB", "held", "buf0", "?"]]
-            summary = app.query_one("#summary", Label).render().plain
-            assert summary.endswith("peak 8.0 MB → 4.0 MB"), summary
+            # the peak on the graphs line (the summary line is full at 120 columns)
+            graphs = app.query_one("#graphs", Label).render().plain
+            assert graphs == "1 graph · peak 8.0 MB → 4.0 MB", graphs
+            assert "peak" not in app.query_one("#summary", Label).render().plain
 
     asyncio.run(scenario())
 
@@ -56,6 +59,7 @@ def test_a_report_without_memory_says_it_was_not_measured():
             await pilot.press("a")
             await pilot.pause()
             pane = app.query_one(MemoryPane)
-            assert pane.border_title == NOT_MEASURED and pane.row_count == 0
+            assert app.query_one("#memory-caption", Label).render().plain == NOT_MEASURED
+            assert pane.query_one(DataTable).row_count == 0
 
     asyncio.run(scenario())

@@ -40,7 +40,7 @@ def test_the_section_lists_what_is_alive_at_each_peak_with_its_line():
         ("compiled", "4.0 MB", "held", "buf0", "?"),
     ]
     md = report_markdown(r)
-    assert "#### Memory" in md and "| compiled | 4.0 MB | output | `buf0` | `?` |" in md
+    assert "#### Memory" in md and "| compiled | 4.0 MB | held | `buf0` | `?` |" in md
 
 
 def test_a_mode_without_memory_reads_unknown_and_none_at_all_no_section():

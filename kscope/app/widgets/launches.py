@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
-from kscope.render.text import fmt_count, summary_line
+from kscope.render.text import fmt_count, peak_text, summary_line
 from kscope.render.verdict import (
     busy,
     call_text,
@@ -61,7 +61,7 @@ class LaunchCounts(Vertical):
         c = report.compiled if report else None
         self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
         self.query_one("#compiled-launches", Digits).update(fmt_count(c.launches) if c else ("…" if compiling else "-"))
-        summary = summary_line(report) if report and e else ""
+        summary = summary_line(report, peak=False) if report and e else ""
         if e and not c:
             summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
         # Fixed-size labels: updating them needs no new layout of the screen.
@@ -78,6 +78,8 @@ class LaunchCounts(Vertical):
             )
             if c.cuda_graphs is not None:
                 text += f" · {c.cuda_graphs.short()}"
+            if peak_text(report):  # here, not in the summary: that line is full at 120 columns
+                text += f" · {peak_text(report)}"
             if self.compact:
                 text = " · ".join(x for x in (text, verdict, call) if x)
             graphs.update(text, layout=False)

@@ -1,10 +1,11 @@
 """The memory tab (key a): what one call holds, eager → compiled: the peak above what existed
-before the call, what it holds at its end, and the tensors alive at each mode's peak with their
-category, what allocated them and the line (render.memory, `--once`'s words)."""
+before the call, what it holds at its end (the caption), and the tensors alive at each mode's
+peak with their category, what allocated them and the line (render.memory, `--once`'s words)."""
 
 from __future__ import annotations
 
-from textual.widgets import DataTable
+from textual.containers import Vertical
+from textual.widgets import DataTable, Label
 
 from kscope.render.memory import memory_rows, memory_title
 from kscope.report.model import Report
@@ -13,18 +14,23 @@ NOT_MEASURED = "memory: not measured for this run (a half failed, or the worker 
 COLUMNS = (("mode", 9), ("bytes", 9), ("category", 16), ("allocated by", 28), ("line", 24))
 
 
-class MemoryPane(DataTable):
-    """One row per tensor alive at a mode's peak; the title is the border's."""
-
-    DEFAULT_CSS = "MemoryPane { height: auto; max-height: 16; border-title-align: left; }"
+class MemoryPane(Vertical):
+    DEFAULT_CSS = """
+    MemoryPane { height: auto; }
+    MemoryPane #memory-caption { width: 1fr; height: auto; color: $text-muted; padding: 0 1; }
+    MemoryPane DataTable { height: auto; max-height: 12; }
+    """
 
     def __init__(self, **kwargs):
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        super().__init__(**kwargs)
         self._shown: tuple | None = None
 
-    def on_mount(self) -> None:
+    def compose(self):
+        yield Label(NOT_MEASURED, id="memory-caption")
+        table = DataTable(cursor_type="row", zebra_stripes=True)
         for label, width in COLUMNS:
-            self.add_column(label, width=width, key=label)
+            table.add_column(label, width=width, key=label)
+        yield table
 
     def show(self, report: Report | None) -> None:
         title = None if report is None else memory_title(report)
@@ -32,7 +38,8 @@ class MemoryPane(DataTable):
         if (title, rows) == self._shown:  # the same figures: no new layout (issue 39)
             return
         self._shown = (title, rows)
-        self.border_title = title if title is not None else NOT_MEASURED
-        self.clear()
+        self.query_one("#memory-caption", Label).update(title if title is not None else NOT_MEASURED)
+        table = self.query_one(DataTable)
+        table.clear()
         for row in rows:
-            self.add_row(*row)
+            table.add_row(*row)
