@@ -17,9 +17,9 @@ from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.inductor.store import TrafficStore
 from kscope.engine.machine.memory_levels import roofs
 from kscope.engine.machine.peak_flops import compute_dtype, peak_flops
-from kscope.engine.memory.peak import call_memory
 from kscope.engine.measure.timing import retimed, speedup, time_both
 from kscope.engine.measure.trace_export import TraceExport
+from kscope.engine.memory.peak import call_memory, with_kernel_lines
 from kscope.engine.stages import finished, start, target_error, user_error, with_files
 from kscope.engine.target.loading import Target, TargetError
 from kscope.engine.target.training import BackwardStep
@@ -153,6 +153,9 @@ class _Run:
             return finished(self.planned(self.traced(report)), self.began, user_error("compiled", e, self.path))
         ws = compiled_working_set(self.eager_run.working_set, compiled.result.round_trips)
         e_memory, c_memory = self.memory or (None, None)
+        if c_memory is not None:
+            c_memory = with_kernel_lines(replace(c_memory, estimated_peak_bytes=compiled.estimated_peaks),
+                                         compiled.result.kernels)
         report = self.traced(replace(report, eager=replace(report.eager, memory=e_memory),
                                      compiled=replace(compiled.result, working_set_bytes=ws, memory=c_memory),
                                      notes=report.notes + compiled.notes))

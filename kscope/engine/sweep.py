@@ -26,8 +26,8 @@ from dataclasses import replace
 import torch
 
 from kscope.engine.compiled.half import CompileFailed, KeptCompile, run_compiled
-from kscope.engine.eager.half import run_eager
 from kscope.engine.dispatch.working_set import compiled_working_set
+from kscope.engine.eager.half import run_eager
 from kscope.engine.inductor.caches import caches_off
 from kscope.engine.inductor.capture import configure_inductor
 from kscope.engine.inductor.numbering import fresh_compile_state

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from kscope.render import lines, roofline, view
 from kscope.render.columns import Columns, Words
+from kscope.render.memory import memory_rows, memory_title
 from kscope.render.ranks_rows import COLLECTIVES, OVERVIEW, collective_rows, difference_lines
 from kscope.render.sweep_rows import SWEEP_NARROW
-from kscope.render.memory import memory_rows, memory_title
 from kscope.render.text import fmt_bytes, fmt_count, summary_line, traffic_text
 from kscope.render.verdict import verdict_line, verdict_text
 from kscope.report.model import GraphBreak, ModeResult, Recompile, Report, RunError

@@ -13,8 +13,9 @@ UNKNOWN_LINE = "?"
 
 
 def memory_title(report: Report) -> str | None:
-    """"memory of one call: peak 8.0 MB → 4.0 MB, held at its end 4.0 MB → 4.0 MB"; None when
-    neither mode's is known."""
+    """"memory of one call: peak 8.0 MB → 4.0 MB, held at its end 4.0 MB → 4.0 MB (inductor's
+    estimate before it ran: 4.0 MB)"; None when neither mode's is known. A graph's estimate kscope
+    could not read is "?", never 0."""
     e, c = (m.memory if m is not None else None for m in (report.eager, report.compiled))
     if e is None and c is None:
         return None
@@ -22,8 +23,14 @@ def memory_title(report: Report) -> str | None:
     def both(figure) -> str:
         return " → ".join("?" if m is None else fmt_bytes(figure(m)) for m in (e, c))
 
-    return (f"memory of one call, eager → compiled: peak {both(lambda m: m.peak_bytes)}, "
+    text = (f"memory of one call, eager → compiled: peak {both(lambda m: m.peak_bytes)}, "
             f"held at its end {both(lambda m: m.held_bytes)}")
+    estimates = c.estimated_peak_bytes if c is not None else ()
+    if len(estimates) == 1:
+        text += f" (inductor's estimate before it ran: {fmt_bytes(estimates[0])})"
+    elif estimates:
+        text += f" (inductor's estimates before they ran, per graph: {', '.join(fmt_bytes(x) for x in estimates)})"
+    return text
 
 
 def memory_rows(report: Report) -> list[tuple[str, str, str, str, str]]:
@@ -34,7 +41,8 @@ def memory_rows(report: Report) -> list[tuple[str, str, str, str, str]]:
         memory: CallMemory | None = None if mode is None else mode.memory
         for t in memory.top if memory else ():
             line = UNKNOWN_LINE if t.place is None else t.place.text(report.home)
-            rows.append((name, fmt_bytes(t.bytes), t.category, t.allocated_by, line))
+            by = f"{t.allocated_by} ({t.filled_by})" if t.filled_by else t.allocated_by
+            rows.append((name, fmt_bytes(t.bytes), t.category, by, line))
     return rows
 
 

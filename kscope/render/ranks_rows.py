@@ -10,6 +10,7 @@ from kscope.render.view import fmt_us
 from kscope.report.model import Collective, RankResult, Report
 from kscope.report.ranks import collective_bytes, differences
 
+
 def _figure(fmt):
     """A column's fill of a rank: "eager → compiled", each worded by fmt (None: the unknown word),
     "…" for a mode that did not run."""

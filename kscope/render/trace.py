@@ -15,7 +15,6 @@ from kscope.report.ranks import collective_bytes
 from kscope.trace.file import TraceFigures
 from kscope.trace.ranks import RankTrace
 
-
 TRACE_COLLECTIVES = COLLECTIVES.pick("collective", "count", "bytes", "time", "wait", "between")
 """A rank trace's collectives: the Report's columns but its mode and phase (a trace is of one mode)."""
 

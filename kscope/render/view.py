@@ -12,7 +12,6 @@ from kscope.report.model import Kernel, ModeResult, Report, RunError
 from kscope.report.roofs import MAIN_MEMORY, Judged
 from kscope.report.speedup import ratio_text
 
-
 PENDING = "…"
 """A plan's launches and time (report.plan): not known until the run, shown as pending, not 0."""
 

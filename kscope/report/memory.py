@@ -24,8 +24,11 @@ class HeldTensor:
     allocated_by: str
     """The op that allocated it ("aten::add"), or, compiled, the graph's buffer ("buf0")."""
     place: Place | None = None
-    """The line that allocated it (as kernels' places); None where no line of the user's did (a
-    compiled graph's buffer, allocated by inductor's wrapper)."""
+    """The line that allocated it (as kernels' places); compiled, the first line of the kernel that
+    fills the buffer (`filled_by`); None where no line is known."""
+    filled_by: str | None = None
+    """Compiled: the kernel the graph's wrapper first hands the buffer to ("cpp_fused_add_relu_0",
+    "extern_kernels.mm"); None in eager or where the wrapper does not say."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class CallMemory:
     checked_peak_bytes: int | None = None
     """CUDA: the allocator's own peak over the call (torch.cuda.max_memory_allocated after
     reset_peak_memory_stats, less what was allocated before); None on the CPU."""
+    estimated_peak_bytes: tuple[int | None, ...] = ()
+    """Compiled: inductor's own estimate of each graph's peak before it ran (torch._inductor.memory,
+    the buffers live at each step of its schedule), the graphs in the order they ran; None: unknown."""
 
 
 TOP = 8

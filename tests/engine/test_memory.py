@@ -29,9 +29,12 @@ def test_the_seed_holds_two_arrays_at_its_eager_peak_and_one_compiled(seed):
     line = line_of(SAMPLES / "add_relu.py", "(a + b).relu()")
     assert [(t.bytes, t.category, t.allocated_by, t.place.line) for t in e.top] == [
         (ARRAY, "temporary", "aten::add", line), (ARRAY, "held", "aten::relu", line)]
-    (buf,) = c.top
-    assert (buf.bytes, buf.category, buf.allocated_by, buf.place) == (ARRAY, "held", "buf0", None)
+    (buf,) = c.top  # the wrapper's buffer, at the line of the fused kernel that fills it
+    assert (buf.bytes, buf.category, buf.allocated_by, buf.filled_by) == (ARRAY, "held", "buf0", "cpp_fused_add_relu_0")
+    assert buf.place.line == line
     assert e.checked_peak_bytes is None  # the CPU has no allocator peak to check against
+    # inductor's own estimate before the graph ran, from its schedule: the measured peak
+    assert (c.estimated_peak_bytes, e.estimated_peak_bytes) == ((ARRAY,), ())
     assert report_from_dict(report_to_dict(seed)).eager.memory == e
 
 
@@ -51,6 +54,7 @@ def test_a_chain_of_six_ops_holds_an_input_and_an_output_at_a_time_eagerly(tmp_p
     # at the peak, 6 allocated in all, 1 held; compiled, one kernel: its output alone
     assert (e.peak_bytes, e.held_bytes, e.allocations) == (2 * ARRAY, ARRAY, 6)
     assert (c.peak_bytes, c.held_bytes, c.allocations) == (ARRAY, ARRAY, 1)
+    assert c.estimated_peak_bytes == (ARRAY,)  # inductor's estimate: the same
     # the peak is the first moment it is reached: sin's output allocated, add's not yet freed
     assert [t.allocated_by for t in e.top] == ["aten::add", "aten::sin"]
     assert all(t.place.line == line_of(path, ".neg()") for t in e.top)

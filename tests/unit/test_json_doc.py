@@ -95,7 +95,8 @@ def full_report():
         r.compiled, graph_breaks=breaks, recompiles=(Recompile("G['step'] == 1", "stepper"),),
         autotune=(Autotune("packed_linear", "256x512", (AutotuneChoice("_mkl_linear", 2.3),)),),
         cuda_graphs=CudaGraphs(1, 5), collectives=(collective,),
-        memory=CallMemory(4_000_000, 4_000_000, 1, {"held": 4_000_000}, (HeldTensor(4_000_000, "held", "buf0"),)),
+        memory=CallMemory(4_000_000, 4_000_000, 1, {"held": 4_000_000}, (HeldTensor(4_000_000, "held", "buf0", Place("add_relu.py", 7), "cpp_fused_add_relu_0"),),
+                          estimated_peak_bytes=(4_000_000,)),
     )
     return replace(
         r, eager=eager, compiled=compiled, errors=(RunError("eager", "ValueError", "…", r.file, 5, rank=1),),

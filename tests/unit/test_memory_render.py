@@ -43,6 +43,14 @@ def test_the_section_lists_what_is_alive_at_each_peak_with_its_line():
     assert "#### Memory" in md and "| compiled | 4.0 MB | held | `buf0` | `?` |" in md
 
 
+def test_inductors_estimate_is_beside_the_measured_peak_one_per_graph():
+    one = replace(COMPILED, estimated_peak_bytes=(4_000_000,))
+    assert memory_title(with_memory(EAGER, one)).endswith("(inductor's estimate before it ran: 4.0 MB)")
+    two = replace(COMPILED, estimated_peak_bytes=(4_000_000, None))  # a graph's estimate unknown: "?"
+    assert memory_title(with_memory(EAGER, two)).endswith(
+        "(inductor's estimates before they ran, per graph: 4.0 MB, ?)")
+
+
 def test_a_mode_without_memory_reads_unknown_and_none_at_all_no_section():
     r = with_memory(EAGER, None)
     assert memory_title(r).endswith("peak 8.0 MB → ?, held at its end 4.0 MB → ?")

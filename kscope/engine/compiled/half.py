@@ -109,7 +109,8 @@ def run_compiled(
         cuda_graphs=graphed,
         collectives=per_call(ran.timed.collectives, calls, lambda x: x.name if x.call else launch_label(x)),
     )
-    return CompiledRun(result, tuple(notes), ran.timing, tuple(graphs), len(ran.fresh))
+    estimates = tuple(None if f is None else f.estimated_peak_bytes for f in facts.values())
+    return CompiledRun(result, tuple(notes), ran.timing, tuple(graphs), len(ran.fresh), estimates)
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,8 @@ class CompiledRun:
     """Every graph the compiled function has, this run's and those it kept from earlier runs."""
     new_graphs: int = 0
     """How many of them were compiled during this run."""
+    estimated_peaks: tuple[int | None, ...] = ()
+    """Inductor's estimate of the peak memory of each graph that ran, in order (None: unknown)."""
 
 
 def _fill_bytes(graphs: Capture, store: TrafficStore, target: Target, device, options) -> tuple[str, list[str]]:

@@ -28,7 +28,14 @@ import torch
 from kscope.engine.inductor.autotune import autotune_timings
 from kscope.engine.inductor.bytes import NodeBytes, current_graph, node_bytes, saved_for_backward, symbolic_sizes
 from kscope.engine.inductor.kernel_bytes import GraphBytes, assign_to_kernels
-from kscope.engine.inductor.plan_capture import benchmarking, kernel_progress, nodes_bytes, planned, scheduled_nodes
+from kscope.engine.inductor.plan_capture import (
+    benchmarking,
+    estimated_peak,
+    kernel_progress,
+    nodes_bytes,
+    planned,
+    scheduled_nodes,
+)
 from kscope.engine.inductor.provenance import profiler_name, stable_handles
 from kscope.engine.inductor.vec_isa import trust_probed
 from kscope.report.compile import Autotune
@@ -71,6 +78,8 @@ class GraphCapture:
     """"node1|node2" -> inductor's "cannot fuse node1 with node2: why" (its fusion log)."""
     autotune: list[Autotune] = field(default_factory=list)
     """max-autotune's choices while compiling it."""
+    estimated_peak_bytes: int | None = None
+    """Inductor's estimate of the graph's peak memory (plan_capture.estimated_peak); None: unknown."""
     live: list[tuple] | None = field(default=None, repr=False, compare=False)
     """(inductor's graph, its scheduler nodes, the buffers saved for backward) for each part of a
     graph compiled with dynamic shapes, kept while this process runs: its bytes depend on the sizes
@@ -106,7 +115,7 @@ class GraphCapture:
         return self._stable(assign_to_kernels(self._handles(), self.nodes or []))
 
     def facts(self) -> GraphFacts:
-        return GraphFacts(tuple(self.outputs), dict(self.unfused), tuple(self.autotune))
+        return GraphFacts(tuple(self.outputs), dict(self.unfused), tuple(self.autotune), self.estimated_peak_bytes)
 
     def kernel_bytes_at(self, target, unbacked: dict | None = None) -> GraphBytes | None:
         """kernel_bytes for the sizes of the target's current arguments (and `unbacked`, the values
@@ -138,6 +147,8 @@ class GraphFacts:
     unfused: dict[str, str]
     """Inductor's reasons not to fuse two nodes (GraphCapture.unfused)."""
     autotune: tuple[Autotune, ...]
+    estimated_peak_bytes: int | None = None
+    """Inductor's estimate of the graph's peak memory (GraphCapture.estimated_peak_bytes)."""
 
 
 _LIVE: dict[str, list[tuple]] = {}
@@ -218,6 +229,10 @@ class _Listener(logging.Handler):
         nodes = planned[2] if reused else [node_bytes(node, saved) for node in snodes]  # reused: counted when planned
         g = self.graphs.current(_cid(cid))
         g.outputs = sorted(set(g.outputs) | set(current_graph().get_output_names()))
+        live = scheduled_nodes()
+        if live is not None and not reused:  # a planned graph's estimate was read when planned
+            part = estimated_peak(*live)  # a graph compiled in parts: the largest part's
+            g.estimated_peak_bytes = None if part is None else max(part, g.estimated_peak_bytes or 0)
         if symbolic_sizes():
             g.live = (g.live or []) + [(current_graph(), snodes, saved)]
         g.nodes = (g.nodes or []) + nodes
@@ -239,6 +254,7 @@ class _Listener(logging.Handler):
             return
         graph, snodes = live
         nodes = nodes_bytes(snodes)
+        g.estimated_peak_bytes = estimated_peak(graph, snodes)
         self._planned = (graph, snodes, nodes)
         self.planner.planned(g, planned(g, graph, nodes), self.graphs)
 

@@ -28,6 +28,22 @@ def scheduled_nodes() -> tuple[object, list] | None:
     return graph, list(scheduler.nodes)
 
 
+def estimated_peak(graph, snodes: list) -> int | None:
+    """Inductor's own estimate of the graph's peak memory, in the order its nodes run
+    (torch._inductor.memory: the buffers live at each step, freed after their last use, the graph's
+    inputs it may free among them): what reorder_for_peak_memory minimizes. None where it fails."""
+    try:
+        from torch._inductor.memory import prepare_planning_info
+        from torch.utils._ordered_set import OrderedSet
+
+        scheduler = graph.scheduler
+        peak, _ = prepare_planning_info(snodes, scheduler.name_to_buf, scheduler.name_to_fused_node,
+                                        OrderedSet(graph.graph_inputs.keys()), OrderedSet(graph.get_output_names()))
+    except Exception:  # noqa: BLE001 - an estimate kscope cannot read is unknown, and the compile goes on
+        return None
+    return int(peak)
+
+
 def benchmarking() -> bool:
     """Inductor is compiling one of max-autotune's candidate subgraphs to time it (a graph named
     `benchmark_…`, codegen/subgraph.py), not a graph of the user's: nothing of it is kscope's."""

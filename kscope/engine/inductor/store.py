@@ -97,9 +97,9 @@ def kernel_bytes_from_dict(d: dict) -> KernelBytes:
 
 def facts_to_dict(facts: GraphFacts) -> dict:
     return {"outputs": list(facts.outputs), "unfused": dict(facts.unfused),
-            "autotune": [autotune_to_dict(a) for a in facts.autotune]}
+            "autotune": [autotune_to_dict(a) for a in facts.autotune], "estimated_peak_bytes": facts.estimated_peak_bytes}
 
 
 def facts_from_dict(d: dict) -> GraphFacts:
     return GraphFacts(tuple(d.get("outputs", ())), dict(d.get("unfused", {})),
-                      tuple(autotune_from_dict(a) for a in d.get("autotune", ())))
+                      tuple(autotune_from_dict(a) for a in d.get("autotune", ())), d.get("estimated_peak_bytes"))

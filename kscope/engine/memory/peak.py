@@ -14,6 +14,7 @@ from __future__ import annotations
 import linecache
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 
@@ -24,6 +25,10 @@ from kscope.report.memory import TOP, CallMemory, HeldTensor
 from kscope.report.place import Place
 
 _BUFFER = re.compile(r"^\s*(\w+)\s*=")
+_CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?([\w.]+)\((.*)\)\s*$")
+_NOT_KERNELS = {"empty_strided_cpu", "empty_strided_cuda", "empty_strided", "reinterpret_tensor", "as_strided",
+                "assert_size_stride", "assert_alignment", "del"}
+"""Wrapper calls that only allocate, view or check a buffer: not what fills it."""
 
 
 def call_memory(fn: Callable[[], object], device: torch.device, eager: bool) -> CallMemory:
@@ -67,12 +72,41 @@ def _held(a: Allocation, freed_in_call: bool, place: Place | None) -> HeldTensor
     category = a.category or ("temporary" if freed_in_call else "held")
     for path, line in a.frames:
         if is_generated_file(path):  # a compiled graph's wrapper
-            source = linecache.getline(path, line)
-            m = _BUFFER.match(source)
-            return HeldTensor(a.bytes, category, m.group(1) if m else "a compiled graph's buffer")
+            m = _BUFFER.match(linecache.getline(path, line))
+            if m is None:
+                return HeldTensor(a.bytes, category, "a compiled graph's buffer")
+            return HeldTensor(a.bytes, category, m.group(1), filled_by=_filler(path, line, m.group(1)))
     if place is None and a.exact:  # no noted output matched: the profiler's line, where it has the innermost
         place = place_of(a.frames)
     return HeldTensor(a.bytes, category, _allocating_op(a.ops), place)
+
+
+def _filler(path: str, line: int, buffer: str) -> str | None:
+    """The kernel the wrapper first hands `buffer` to after the line that allocates it:
+    "cpp_fused_add_relu_0(arg0_1, arg1_1, buf0)", "extern_kernels.mm(x, w, out=buf3)"."""
+    used = re.compile(rf"\b{re.escape(buffer)}\b")
+    for text in linecache.getlines(path)[line:]:
+        call = _CALL.match(text)
+        if call and call.group(1) not in _NOT_KERNELS and used.search(call.group(2)):
+            return call.group(1)
+    return None
+
+
+def with_kernel_lines(memory: CallMemory, kernels) -> CallMemory:
+    """Each compiled buffer at the peak placed at the first line of the kernel that fills it (the
+    compiled rows' `lines`, report.model.Kernel)."""
+    lines = {k.name: k.lines for k in kernels if k.lines}
+    top = tuple(replace(t, place=lines[_row_name(t.filled_by, lines)][0])
+                if t.place is None and t.filled_by and _row_name(t.filled_by, lines) else t for t in memory.top)
+    return replace(memory, top=top)
+
+
+def _row_name(callee: str | None, lines: dict) -> str | None:
+    """The kernel row a wrapper's callee is: its own name, or an extern kernel's op ("extern_kernels.mm": "mm")."""
+    if callee in lines:
+        return callee
+    short = (callee or "").rsplit(".", 1)[-1]
+    return next((name for name in lines if name.rsplit("::", 1)[-1] == short or name.endswith(f".{short}")), None)
 
 
 def _allocating_op(ops: tuple[str, ...]) -> str:
