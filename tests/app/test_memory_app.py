@@ -29,37 +29,42 @@ def cells(pane: DataTable) -> list[list[str]]:
     return [[str(c) for c in pane.get_row_at(i)] for i in range(pane.row_count)]
 
 
-def test_a_shows_the_memory_tab_with_each_peak_and_what_is_alive_there():
+def in_memory_tab(report, size, check) -> None:
+    """The app on `report` at `size`, key a pressed; check(app) on what it shows."""
     async def scenario():
-        app = fixed_app(seed_with_memory())
-        async with app.run_test(size=(120, 40)) as pilot:
+        app = fixed_app(report)
+        async with app.run_test(size=size) as pilot:
             await wait_for(pilot, lambda: app.good is not None, timeout=10)
             await pilot.press("a")
             await pilot.pause()
-            assert app.query_one("#details").active == "memory"
-            pane = app.query_one(MemoryPane)
-            assert app.query_one("#memory-caption", Label).render().plain.startswith(
-                "memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB")
-            assert cells(pane.query_one(DataTable)) == [["eager", "4.0 MB", "temporary", "aten::add", "7"],
-                                   ["eager", "4.0 MB", "held", "aten::relu", "7"],
-                                   ["compiled", "4.0 MB", "held", "buf0", "?"]]
-            # the peak on the graphs line (the summary line is full at 120 columns)
-            graphs = app.query_one("#graphs", Label).render().plain
-            assert graphs == "1 graph · peak 8.0 MB → 4.0 MB", graphs
-            assert "peak" not in app.query_one("#summary", Label).render().plain
+            check(app)
 
     asyncio.run(scenario())
+
+
+def caption(app) -> str:
+    return app.query_one("#memory-caption", Label).render().plain
+
+
+def test_a_shows_the_memory_tab_with_each_peak_and_what_is_alive_there():
+    def check(app):
+        assert app.query_one("#details").active == "memory"
+        assert caption(app).startswith("memory of one call, eager → compiled: peak 8.0 MB → 4.0 MB")
+        assert cells(app.query_one(MemoryPane).query_one(DataTable)) == [
+            ["eager", "4.0 MB", "temporary", "aten::add", "7"],
+            ["eager", "4.0 MB", "held", "aten::relu", "7"],
+            ["compiled", "4.0 MB", "held", "buf0", "?"]]
+        # the peak on the graphs line (the summary line is full at 120 columns)
+        graphs = app.query_one("#graphs", Label).render().plain
+        assert graphs == "1 graph · peak 8.0 MB → 4.0 MB", graphs
+        assert "peak" not in app.query_one("#summary", Label).render().plain
+
+    in_memory_tab(seed_with_memory(), (120, 40), check)
 
 
 def test_a_report_without_memory_says_it_was_not_measured():
-    async def scenario():
-        app = fixed_app(article_report())
-        async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: app.good is not None, timeout=10)
-            await pilot.press("a")
-            await pilot.pause()
-            pane = app.query_one(MemoryPane)
-            assert app.query_one("#memory-caption", Label).render().plain == NOT_MEASURED
-            assert pane.query_one(DataTable).row_count == 0
+    def check(app):
+        assert caption(app) == NOT_MEASURED
+        assert app.query_one(MemoryPane).query_one(DataTable).row_count == 0
 
-    asyncio.run(scenario())
+    in_memory_tab(article_report(), (80, 24), check)

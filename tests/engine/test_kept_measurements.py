@@ -36,7 +36,6 @@ def test_workers_measure_until_enough_undisturbed_measurements_then_read_the_bes
 @pytest.mark.quiet
 def test_a_measurement_beside_busy_loops_raises_the_best_but_does_not_count(tmp_path, monkeypatch):
     monkeypatch.setenv("KSCOPE_CACHE_DIR", str(tmp_path))
-    threads = torch.get_num_threads()
     x = torch.ones(1 << 20)
 
     def copy_for_half_a_second() -> float:
@@ -52,7 +51,7 @@ def test_a_measurement_beside_busy_loops_raises_the_best_but_does_not_count(tmp_
     assert gbps == 7.0 and machine_known("main memory", ROOFS_FILE) == (7.0, 0)
     share = float(source.split("waited ")[1].split("%")[0]) / 100
     assert share > BUSY, source
-    assert "this worker's disturbed one" in source and threads >= 1
+    assert "this worker's disturbed one" in source
     gbps, source = _kept("main memory", "a quiet copy", _taken("main memory", lambda: 5.0), None)
     assert gbps == 7.0 and machine_known("main memory", ROOFS_FILE)[1] in (0, 1)  # counts, unless by chance disturbed
 

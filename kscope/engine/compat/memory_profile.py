@@ -18,6 +18,7 @@ from ("model.py", "torch/_inductor/output_code.py"); an allocation in a compiled
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -66,7 +67,8 @@ def record_allocations(fn: Callable[[], object], device: torch.device) -> tuple[
         fields = event.extra_fields
         if fields.device.type != device.type or not fields.alloc_size:
             continue
-        ops, frames, exact = _ancestry(event)
+        # a free needs no ancestry: only what it frees is looked up
+        ops, frames, exact = _ancestry(event) if fields.alloc_size > 0 else ((), (), False)
         out.append(Allocation(fields.alloc_size, fields.ptr, ops, frames, categories.get(fields.allocation_id), exact))
     return out, result
 
@@ -111,6 +113,7 @@ def _ancestry(event) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], bool
     return tuple(ops), tuple(frames), exact
 
 
+@functools.lru_cache(maxsize=4096)
 def _path(name: str) -> str:
     """The file the profiler names relative to a sys.path entry, as a path on this machine."""
     if os.path.isabs(name):

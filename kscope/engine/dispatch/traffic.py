@@ -34,7 +34,7 @@ from torch.profiler import record_function
 from kscope.engine.compat.dispatch import TorchDispatchMode, keys_below_python
 from kscope.engine.compat.pytree import tree_leaves
 from kscope.engine.dispatch.flops import op_flops
-from kscope.engine.target.project import place_of
+from kscope.engine.target.project import frames_from, place_of
 from kscope.report.place import Place
 from kscope.trace.kernels import MARKER_PREFIX, is_custom_op
 
@@ -129,15 +129,7 @@ class TrafficMode(TorchDispatchMode):
     def _place(self, depth: int = 2) -> Place | None:
         if self._inside:
             return self._inside[0]  # an op a custom op's kernel ran: the line that called it
-        start = sys._getframe(depth)  # what called the op (0: here, 1: __torch_dispatch__)
-
-        def frames():
-            frame = start
-            while frame is not None:
-                yield frame.f_code.co_filename, frame.f_lineno
-                frame = frame.f_back
-
-        return place_of(frames())
+        return place_of(frames_from(sys._getframe(depth)))  # what called the op (0: here, 1: __torch_dispatch__)
 
 
 def op_traffic(func, args, kwargs, out) -> tuple[int, int]:

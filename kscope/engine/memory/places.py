@@ -19,7 +19,7 @@ import torch
 from kscope.engine.compat.dispatch import TorchDispatchMode
 from kscope.engine.compat.memory_profile import Allocation
 from kscope.engine.compat.pytree import tree_leaves
-from kscope.engine.target.project import place_of
+from kscope.engine.target.project import frames_from, place_of
 from kscope.report.place import Place
 
 LOOKAHEAD = 8
@@ -51,7 +51,7 @@ class _FreshOutputs(TorchDispatchMode):
                 if ptr and ptr not in inputs:
                     fresh[ptr] = nbytes
         if fresh:
-            place = place_of(_frames(sys._getframe(1)))
+            place = place_of(frames_from(sys._getframe(1)))
             name = str(func.overloadpacket).replace(".", "::", 1)
             self.noted.extend(Fresh(name, nbytes, place) for nbytes in fresh.values())
         return out
@@ -85,8 +85,3 @@ def _storage(t: torch.Tensor) -> tuple[int, int]:
     except (RuntimeError, NotImplementedError):  # a tensor without storage (a fake, a sparse one)
         return 0, 0
 
-
-def _frames(frame):
-    while frame is not None:
-        yield frame.f_code.co_filename, frame.f_lineno
-        frame = frame.f_back

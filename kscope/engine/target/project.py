@@ -247,6 +247,13 @@ def display(path: str) -> str:
     return shown
 
 
+def frames_from(frame):
+    """(file, line) of `frame` and each frame that called it, innermost first: what place_of reads."""
+    while frame is not None:
+        yield frame.f_code.co_filename, frame.f_lineno
+        frame = frame.f_back
+
+
 def place_of(frames) -> Place | None:
     """The place of an op issued with these (file, line) frames, innermost first: the innermost
     frame of the user's, via the innermost library frame inside it; else that library frame. The
