@@ -1,4 +1,4 @@
-"""A mode's kernels as a table, updated by diffing rows (never cleared and refilled)."""
+"""A mode's kernels as a table, updated in place row by row (never cleared and refilled)."""
 
 from __future__ import annotations
 
@@ -79,11 +79,13 @@ class KernelTable(Vertical):
         self.mode, self.previous, self._note, self.home, self.peak = mode, previous, note, home, peak
         table = self.query_one(DataTable)
         rows = kernel_rows(mode, previous)
-        wanted = {r.key for r in rows}
-        for key in [k.value for k in table.rows if k.value not in wanted]:
-            table.remove_row(key)
+        # rows keyed by position, not by kernel: row i is always the mode's kernel i (the cursor's
+        # index picks the kernel), and a save with as many kernels as the last updates cells only,
+        # which repaints the table; a row added or removed lays the whole screen out (issue 39)
+        for i in range(table.row_count - 1, len(rows) - 1, -1):
+            table.remove_row(str(i))
         existing = {k.value for k in table.rows}
-        for r in rows:
+        for i, r in enumerate(rows):
             tag = f"{r.tag} " if r.tag else ""
             name = Text(tag, style="bold magenta" if r.tag == "bwd" else "bold cyan")
             name.append(
@@ -97,11 +99,11 @@ class KernelTable(Vertical):
             )
             cells = [Text(v, justify="right" if c.align == "r" else None) if isinstance(v, str) else v
                      for c, v in zip(KERNELS_APP, KERNELS_APP.cells(r.kernel, kernel=name, launches=launches))]
-            if r.key in existing:
+            if str(i) in existing:
                 for c, value in zip(KERNELS_APP, cells):
-                    table.update_cell(r.key, c.key, value)
+                    table.update_cell(str(i), c.key, value)
             else:
-                table.add_row(*cells, key=r.key)
+                table.add_row(*cells, key=str(i))
         forget_renders(table)
         gone = vanished(mode, previous)
         subtitle = note or (f"gone: {', '.join(short_name(g, 24) for g in gone)}" if gone else "")
