@@ -94,3 +94,23 @@ def test_without_quick_no_test_is_left_out(monkeypatch):
 def _from_marks(command: list[str]) -> list[str]:
     """A phase's pytest command from its (last) -m on: the marks, then the user's arguments."""
     return command[len(command) - 1 - command[::-1].index("-m"):]
+
+
+def test_the_quick_tier_keeps_its_cache_and_the_whole_suite_starts_from_a_new_one(monkeypatch):
+    seen = []
+    monkeypatch.setattr(run.subprocess, "call",
+                        lambda argv, env: seen.append(os.environ["KSCOPE_TEST_CACHE_DIR"]) or 0)
+    for argv in (["--quick"], ["--quick", "tests/unit"], [], []):
+        monkeypatch.delenv("KSCOPE_TEST_CACHE_DIR", raising=False)  # restored after the test
+        assert run.main(argv) == 0
+    quick, whole = seen[:4], seen[4:]
+    assert quick == [str(run.KEPT_CACHE)] * 4  # both phases of both quick runs: one kept folder
+    assert whole[0] == whole[1] != whole[2] == whole[3]  # each whole run: a new folder for its phases
+    assert not {whole[0], whole[2]} & {str(run.KEPT_CACHE)}
+    for folder in {whole[0], whole[2]}:
+        os.rmdir(folder)  # made by tempfile, empty: no phase ran
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(run.KEPT_CACHE / "x")], cwd=run.KEPT_CACHE.parent)
+    assert ignored.returncode == 0  # never committed, never carried as the project's files
+    monkeypatch.setenv("KSCOPE_TEST_CACHE_DIR", "/somewhere/of/mine")
+    seen.clear()
+    assert run.main(["--quick"]) == 0 and seen == ["/somewhere/of/mine"] * 2  # the user's folder wins
