@@ -63,7 +63,7 @@ README run it, starts from a new cache each time, as a clean clone does. Measure
 2 cores, 431 tests: 188-213 s from a new cache, 110 s from the kept one (docs/tests.md)."""
 
 
-def test_cache(quick: bool) -> str:
+def suite_cache(quick: bool) -> str:
     """The kscope cache both phases share: the user's KSCOPE_TEST_CACHE_DIR, else --quick's kept
     one, else a new folder."""
     told = os.environ.get("KSCOPE_TEST_CACHE_DIR")
@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
     within = "".join(f" and ({m})" for m in narrowed)  # a user's -m narrows each phase, not replaces it
     run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
     # one kscope cache for both phases: its inductor cache (precompiled header, kernels) is built once
-    os.environ["KSCOPE_TEST_CACHE_DIR"] = test_cache(quick)
+    os.environ["KSCOPE_TEST_CACHE_DIR"] = suite_cache(quick)
     phases = [
         ("tests that time nothing, in parallel",
          ["-n", str(workers()), "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"],
