@@ -15,6 +15,7 @@ its slowest tests. A plain `python -m pytest` still runs everything in one proce
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,7 +73,7 @@ def suite_cache(quick: bool) -> str:
     if quick:
         KEPT_CACHE.mkdir(exist_ok=True)
         return str(KEPT_CACHE)
-    return tempfile.mkdtemp(prefix="kscope-tests-")
+    return tempfile.mkdtemp(prefix="kscope-tests-")  # removed by main() after both phases
 
 
 NO_TESTS = 5
@@ -99,7 +100,8 @@ def main(argv: list[str]) -> int:
     within = "".join(f" and ({m})" for m in narrowed)  # a user's -m narrows each phase, not replaces it
     run = uuid.uuid4().hex  # pytest-xdist's id of the parallel phase: its lock files are removed after it
     # one kscope cache for both phases: its inductor cache (precompiled header, kernels) is built once
-    os.environ["KSCOPE_TEST_CACHE_DIR"] = suite_cache(quick)
+    told = "KSCOPE_TEST_CACHE_DIR" in os.environ
+    os.environ["KSCOPE_TEST_CACHE_DIR"] = cache = suite_cache(quick)
     phases = [
         ("tests that time nothing, in parallel",
          ["-n", str(workers()), "--dist", "loadgroup", "--testrunuid", run, "-m", f"not quiet{within}"],
@@ -112,6 +114,8 @@ def main(argv: list[str]) -> int:
         statuses.append(subprocess.call([sys.executable, "-m", "pytest", *flags, *argv], env=env))
         for path in lock_files(run):
             path.unlink(missing_ok=True)
+    if not told and not quick:  # a new cache of this run's (its compiled kernels: hundreds of MB a run, left in /tmp before)
+        shutil.rmtree(cache, ignore_errors=True)
     tier = "the quick tier, " if quick else ""
     print(f"=== tests/run.py: {tier}both phases in {time.perf_counter() - started:.0f} s; exit statuses {statuses} ===")
     ran = [s for s in statuses if s != NO_TESTS]
