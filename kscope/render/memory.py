@@ -4,6 +4,8 @@ Markdown; no torch, and rich only for `--once`'s table."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from kscope.render.text import fmt_bytes
 from kscope.report.memory import CallMemory
 from kscope.report.model import Report
@@ -62,17 +64,51 @@ def memory_table(report: Report):
     return table
 
 
-def peak_change(before: CallMemory | None, now: CallMemory | None) -> str:
+def peak_change(before: CallMemory | None, now: CallMemory | None, *, brief: int = 0) -> str:
     """Since the last save: "peak +4.0 MB: a new temporary at model.py:14" ("" when either is
-    unknown or the peak did not move); the new tensor is the largest alive at the new peak that
-    was not at the old one (same category, allocator and line)."""
+    unknown or the peak did not move). The tensor named is the largest at the new peak that is
+    neither at the old one (same allocator, line and size, whatever its category: a result kept
+    to the end is "held", the same result used on is "temporary") nor in the place of one of the
+    same size gone from it (`(a + b).relu()` → `(a + b).relu() * 2`: the mul's 4 MB result took the
+    add's place; the 12 B the peak rose are the scalar 2, wrapped as an int64 before any op runs
+    and cast to float32 by aten::mul). Its size is said when it is not the whole rise. brief, for
+    a narrow line: 1 drops its category and size ("peak +4.0 MB at model.py:14"), 2 says the rise alone."""
     if before is None or now is None or before.peak_bytes == now.peak_bytes:
         return ""
     delta = now.peak_bytes - before.peak_bytes
     text = f"peak {'+' if delta > 0 else '−'}{fmt_bytes(abs(delta))}"
-    old = {(t.category, t.allocated_by, t.place) for t in before.top}
-    new = [t for t in now.top if (t.category, t.allocated_by, t.place) not in old]
-    if delta > 0 and new:
-        where = f" at {new[0].place.text()}" if new[0].place is not None else f" ({new[0].allocated_by})"
-        text += f": a new {new[0].category}{where}"
+    new = _new_at_peak(before, now)
+    if delta > 0 and new and brief < 2:
+        t = new[0]
+        size = f" of {fmt_bytes(t.bytes)}" if t.bytes != delta else ""
+        where = (f" at {t.place.text()}" if t.place is not None
+                 else f" ({t.allocated_by})" if t.allocated_by != UNKNOWN_LINE else " (no op or line known)")
+        text += where if brief else f": a new {t.category}{size}{where}"
     return text
+
+
+def _new_at_peak(before: CallMemory, now: CallMemory) -> list:
+    """now's tensors at the peak, largest first, less those at before's peak and those that
+    replaced one of before's of the same size."""
+    kept = Counter((t.allocated_by, t.place, t.bytes) for t in before.top)
+    added = []
+    for t in now.top:
+        key = (t.allocated_by, t.place, t.bytes)
+        if kept[key] > 0:
+            kept[key] -= 1
+        else:
+            added.append(t)
+    gone = Counter()
+    for (_, _, size), n in kept.items():
+        gone[size] += n
+    new = []
+    for t in added:
+        if gone[t.bytes] > 0:
+            gone[t.bytes] -= 1
+        else:
+            new.append(t)
+    return new
+
+
+PEAK_BRIEFS = 3
+"""peak_change's forms, longest first (brief 0, 1, 2)."""

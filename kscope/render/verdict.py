@@ -4,7 +4,7 @@ rule (report.model.Speedup)."""
 
 from __future__ import annotations
 
-from kscope.render.memory import peak_change
+from kscope.render.memory import PEAK_BRIEFS, peak_change
 from kscope.render.text import fmt_bytes, fmt_count
 from kscope.render.view import fmt_us
 from kscope.report.model import ModeResult, Report
@@ -91,27 +91,33 @@ def _paid(m: ModeResult) -> float | None:
 
 
 def change_line(label: str, before: ModeResult | None, now: ModeResult | None, compact: bool = False,
-                busy: bool = False) -> str:
+                busy: bool = False, width: int | None = None) -> str:
     """"compiled: launches 5 → 3, traffic 20.0 MB → 12.0 MB, call 41 µs → 23 µs" since the last save;
     compact: "Δ compiled: launches 5→3, 20.0 MB→12.0 MB, 41 µs→23 µs" (fits half of 120 columns).
     The time follows the verdict's rule: busy (either run's verdict) or within noise, it says so. A
-    moved peak ends it: ", peak +4.0 MB: a new temporary at model.py:14" (render.memory)."""
+    moved peak ends it: ", peak +4.0 MB: a new temporary at model.py:14" (render.memory); width:
+    the columns the line has, which the peak's clause is shortened to fit (its delta always said)."""
     if before is None or now is None:
         return ""
     told = time_change(before, now, busy)
     arrow = "→" if compact else " → "
     time = told if told is not None else f"{fmt_us(_paid(before))}{arrow}{fmt_us(_paid(now))}"
-    peak = peak_change(before.memory, now.memory)
-    peak = f", {peak}" if peak else ""
     if compact:
-        return (
+        line = (
             f"Δ {label}: launches {fmt_count(before.launches)}→{fmt_count(now.launches)}, "
-            f"{fmt_bytes(before.bytes_total)}→{fmt_bytes(now.bytes_total)}, {time}{peak}"
+            f"{fmt_bytes(before.bytes_total)}→{fmt_bytes(now.bytes_total)}, {time}"
         )
-    return (
-        f"{label}: launches {fmt_count(before.launches)} → {fmt_count(now.launches)}, "
-        f"traffic {fmt_bytes(before.bytes_total)} → {fmt_bytes(now.bytes_total)}, call {time}{peak}"
-    )
+    else:
+        line = (
+            f"{label}: launches {fmt_count(before.launches)} → {fmt_count(now.launches)}, "
+            f"traffic {fmt_bytes(before.bytes_total)} → {fmt_bytes(now.bytes_total)}, call {time}"
+        )
+    for brief in range(PEAK_BRIEFS):
+        peak = peak_change(before.memory, now.memory, brief=brief)
+        told = f"{line}, {peak}" if peak else line
+        if width is None or len(told) <= width:
+            break
+    return told
 
 
 def busy(*reports: Report | None) -> bool:

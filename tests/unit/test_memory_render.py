@@ -70,3 +70,39 @@ def test_a_save_that_moves_the_peak_says_by_how_much_and_what_is_new():
     assert peak_change(EAGER, EAGER) == "" and peak_change(None, EAGER) == ""  # unknown: no change claimed
     line = change_line("eager", r.eager, replace(r.eager, memory=bigger), compact=True)
     assert line.endswith(", peak +4.0 MB: a new temporary at model.py:14"), line
+
+
+def test_a_narrow_change_line_shortens_the_peaks_clause_and_keeps_its_delta():
+    """At 80 columns the Δ line has ~76: "peak +12 B: a new temporary at …" was cut off mid-word."""
+    from kscope.render.verdict import change_line
+
+    r = with_memory(EAGER, COMPILED)
+    bigger = CallMemory(12_000_000, 4_000_000, 3, {}, EAGER.top + (
+        HeldTensor(4_000_000, "temporary", "aten::mul", Place("model.py", 14)),))
+    now = replace(r.eager, memory=bigger)
+    full = change_line("eager", r.eager, now, compact=True)
+    assert change_line("eager", r.eager, now, compact=True, width=len(full)) == full
+    shorter = change_line("eager", r.eager, now, compact=True, width=len(full) - 1)
+    assert shorter.endswith(", peak +4.0 MB at model.py:14") and len(shorter) < len(full)
+    delta = change_line("eager", r.eager, now, compact=True, width=len(shorter) - 1)
+    assert delta.endswith(", peak +4.0 MB") and delta == full.removesuffix(": a new temporary at model.py:14")
+    # narrower still: the delta stays (the line is cut on screen, its figure never dropped)
+    assert change_line("eager", r.eager, now, compact=True, width=10) == delta
+
+
+def test_a_result_that_took_anothers_place_is_not_what_moved_the_peak():
+    """`(a + b).relu()` → `(a + b).relu() * 2` at 10⁶ floats, as kscope measured it: the eager peak
+    8,000,000 → 8,000,012 B. The mul's 4 MB result replaced the add's (and relu's result went from
+    held to temporary); what is new is 12 B: the scalar 2 wrapped as an int64 (8 B, before any op)
+    and its float32 cast by aten::mul (4 B). The old rule named relu's 4 MB result as "a new temporary"."""
+    from kscope.render.memory import peak_change
+
+    at = Place("add_relu.py", 7)
+    times_two = CallMemory(8_000_012, 4_000_000, 5, {"temporary": 4_000_012, "held": 4_000_000}, (
+        HeldTensor(4_000_000, "temporary", "aten::relu", at), HeldTensor(4_000_000, "held", "aten::mul", at),
+        HeldTensor(8, "temporary", "?"), HeldTensor(4, "temporary", "aten::mul")))
+    seed = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "held": 4_000_000}, (
+        HeldTensor(4_000_000, "temporary", "aten::add", at), HeldTensor(4_000_000, "held", "aten::relu", at)))
+    assert peak_change(seed, times_two) == "peak +12 B: a new temporary of 8 B (no op or line known)"
+    assert peak_change(seed, times_two, brief=1) == "peak +12 B (no op or line known)"
+    assert peak_change(times_two, seed) == "peak −12 B"

@@ -55,8 +55,16 @@ class LaunchCounts(Vertical):
         yield Label("", id="launch-change", classes="change")
         yield Label("", id="eager-change", classes="change")
 
+    _shown: tuple | None = None
+    """show()'s last arguments, to fit the Δ lines again to a new width."""
+
+    def on_resize(self) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)
+
     def show(self, report: Report | None, previous: Report | None, compiling: bool, saved: str = "") -> None:
         """saved: the file whose save made this run, when it is not the target (the Δ lines name it)."""
+        self._shown = (report, previous, compiling, saved)
         e = report.eager if report else None
         c = report.compiled if report else None
         self.query_one("#eager-launches", Digits).update(fmt_count(e.launches) if e else "-")
@@ -100,5 +108,6 @@ class LaunchCounts(Vertical):
                 name = mode_change(previous, report) or name  # "default→max-autotune": an A/B of modes
             if saved:
                 name = f"{name}, {saved}"
-            told = change_line(name, then, now, compact=True, busy=busy(report, previous))
+            told = change_line(name, then, now, compact=True, busy=busy(report, previous),
+                               width=self.content_size.width or None)  # 0: not laid out yet
             self.query_one(label_id, Label).update(told, layout=False)

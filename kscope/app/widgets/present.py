@@ -142,9 +142,12 @@ class PresentView(Vertical):
         )
         change = self.query_one("#present-change", Label)
         label = (mode_change(before, report) or "compiled") if before else "compiled"
+        width = change.size.width or None  # 0: not laid out yet
         lines = [
-            change_line(label, before.compiled if before else None, c, compact=True, busy=busy(report, before)),
-            change_line("eager", before.eager if before else None, e, compact=True, busy=busy(report, before)),
+            change_line(label, before.compiled if before else None, c, compact=True, busy=busy(report, before),
+                        width=width),
+            change_line("eager", before.eager if before else None, e, compact=True, busy=busy(report, before),
+                        width=width),
         ]
         change.update("\n".join(lines) if all(lines) else "Δ: what changed appears here after the next save")
         change.set_class(not all(lines), "-none")
