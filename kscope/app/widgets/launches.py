@@ -29,7 +29,7 @@ class LaunchCounts(Vertical):
     LaunchCounts #verdict.-faster { color: $success; text-style: bold; }
     LaunchCounts #verdict.-slower { color: $error; text-style: bold; }
     LaunchCounts #verdict.-busy { color: $warning; }
-    LaunchCounts Label.change { color: $warning; }
+    LaunchCounts Label.change { color: $warning; text-wrap: nowrap; text-overflow: ellipsis; }  /* cut shows as …, not a wrap out of sight */
     LaunchCounts #summary { text-style: bold; }
     LaunchCounts #summary, LaunchCounts #graphs, LaunchCounts #round-trips, LaunchCounts Label.change {
         width: 1fr; height: 1;
