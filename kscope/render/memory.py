@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kscope.render.text import fmt_bytes
-from kscope.report.memory import CallMemory
+from kscope.report.memory import CallMemory, HeldTensor
 from kscope.report.model import Report
 
 UNKNOWN_LINE = "?"
@@ -87,7 +87,7 @@ def peak_change(before: CallMemory | None, now: CallMemory | None, *, brief: int
     return text
 
 
-def _new_at_peak(before: CallMemory, now: CallMemory) -> list:
+def _new_at_peak(before: CallMemory, now: CallMemory) -> list[HeldTensor]:
     """now's tensors at the peak, largest first, less those at before's peak and those that
     replaced one of before's of the same size."""
     kept = Counter((t.allocated_by, t.place, t.bytes) for t in before.top)
