@@ -261,6 +261,10 @@ class Soak:
 
         app.session.emit = count
 
+        def on_screen() -> bool:  # the latest run's report has arrived and all its panes are drawn
+            report = finished.get(app.latest_run)
+            return report is not None and app.drawn is report
+
         async def until(cond, timeout):
             deadline = time.monotonic() + timeout
             while not cond():
@@ -281,7 +285,7 @@ class Soak:
 
         try:
             async with app.run_test(size=(120, 40)):
-                if not await until(lambda: app.latest_run in finished, 180):
+                if not await until(on_screen, 180):
                     raise RuntimeError("no first report in 180 s")
                 self.good_screen = Screen.of(app).tables
                 monitor = asyncio.create_task(lag_monitor())
@@ -303,7 +307,7 @@ class Soak:
                     self.path.write_text(text)
                     self.saves += 1
                     ok = await until(lambda: app.latest_run > before, 10) and await until(
-                        lambda: app.latest_run in finished, self.args.timeout + 120
+                        on_screen, self.args.timeout + 120
                     )
                     self.latency.setdefault(variant.name, []).append(time.monotonic() - started)
                     if not ok:

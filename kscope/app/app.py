@@ -10,6 +10,7 @@ import gc
 import os
 import time
 from dataclasses import replace
+from functools import partial
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -22,6 +23,8 @@ from kscope.app.export import DEFAULT_ROOT
 from kscope.app.links import PaneLinks
 from kscope.app.messages import FileMissing, FileSaved, SessionUpdate
 from kscope.app.session import LiveSession, SessionEvent
+from kscope.app.report_stages import report_stages
+from kscope.app.staged_draw import StagedDraw
 from kscope.app.talk import TalkKeys
 from kscope.app.watch import FileWatcher
 from kscope.app.widgets.breaks import BreaksPane
@@ -41,7 +44,7 @@ from kscope.app.widgets.source import SourcePane
 from kscope.app.widgets.status import StatusLine
 from kscope.app.widgets.sweep import SweepPane
 from kscope.app.widgets.traffic import TrafficBars
-from kscope.render.plan import compile_state, plan_note, plan_title, plan_view
+from kscope.render.plan import compile_state, plan_note
 from kscope.report.model import Report
 from kscope.report.plan import PlanProgress
 from kscope.report.request import RunRequest, SweepOptions
@@ -109,6 +112,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
         self.done_run = 0  # the latest run whose report arrived
         self.saved_file: str | None = None  # the file whose save asked for the latest run
+        self.drawing = StagedDraw(self)
 
     # --- layout ------------------------------------------------------------------------------------
 
@@ -271,8 +275,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         elif ev.kind == "eager":
             self.eager_done = True
             self._watch_files_of(ev.report)
-            self._show(ev.report, partial=True)
-            self.call_after_refresh(self.session.shown, ev.run_id)
+            self._show(ev.report, partial=True, then=partial(self.session.shown, ev.run_id))
         elif ev.kind == "plan":  # inductor's plan of the compiled half, before its kernels compile
             self.progress = ev.report.plan.progress
             self._show(ev.report, partial=True)
@@ -299,15 +302,15 @@ class KscopeApp(PaneLinks, TalkKeys, App):
     def _finish(self, report: Report, at: float) -> None:
         self._watch_files_of(report)
         took = at - self.run_started if self.run_started else report.wall_s
-        if not self.done_run:  # what drawing the first report built (lazy imports, caches) lives as long: freeze it too
-            self.call_after_refresh(lambda: (gc.collect(), gc.freeze()))  # full passes: 56k objects, 34 ms -> 16k, 9 ms
+        # what drawing the first report built (lazy imports, caches) lives as long: freeze it too
+        freeze = (lambda: (gc.collect(), gc.freeze())) if not self.done_run else None  # full passes: 34 ms -> 9 ms
         self.run_started, self.done_run = None, self.latest_run
         if self.sweep_queued:
             self.call_after_refresh(self.action_sweep)
         if report.errors and report.eager is None:
             self.stale = self.good is not None  # keep the last good results, marked stale
             self.state = f"failed in {took:.1f} s"
-            self._show_errors(report)
+            self.drawing.start(report, [partial(self._show_errors, report)], then=freeze)
             return
         self.stale = False
         if report.notes != (self.good.notes if self.good else ()):
@@ -317,32 +320,21 @@ class KscopeApp(PaneLinks, TalkKeys, App):
             self.before, self.good = self.good, report
             self.query_one(SweepPane).saved(report)
         self.state = f"{'failed' if report.errors else 'done'} in {took:.1f} s"  # a failed compiled half too
-        self._show(report, partial=False)
         self._show_errors(report)
+        self._show(report, partial=False, then=freeze)
 
-    def _show(self, report: Report, *, partial: bool) -> None:
+    @property
+    def drawn(self) -> Report | None:
+        """The last report whose panes are all drawn (`shown` is the one being drawn)."""
+        return self.drawing.drawn
+
+    def _show(self, report: Report, *, partial: bool, then=None) -> None:
+        """Draw the report's panes, a few a frame: what a person reads first, first."""
         self.shown = report
         before = self.before if not partial and not report.errors else self.good  # a failed run changed no good
-        compiling = partial and report.compiled is None
-        view = plan_view(report)  # while compiling, the compiled panes show inductor's plan
-        note = plan_note(report.plan, self.progress, stale=not partial) if view is not report else ""
         other = self.saved_file if self.saved_file and self.saved_file != self.request.file else ""
-        self.query_one(LaunchCounts).show(report, before, compiling, saved=os.path.basename(other))
-        self.query_one(TrafficBars).show(report)
-        self.query_one("#eager-kernels", KernelTable).show(report.eager, before.eager if before else None,
-                                                            peak=report.judged(report.eager), home=report.home)
-        self.query_one("#compiled-kernels", KernelTable).show(
-            view.compiled, before.compiled if before else None, note=note or ("compiling…" if compiling else ""),
-            peak=report.judged(view.compiled), home=report.home, what=plan_title(stale=not partial) if view is not report else "",
-        )
-        self.query_one(FusedKernels).show(view)
-        self.query_one(BreaksPane).show(report.compiled, report.home)
-        self.query_one(RoundTripsPane).show(view)
-        for pane in (SourcePane, RanksPane, RooflinePane, MemoryPane):
-            self.query_one(pane).show(report)
-        self.query_one(PresentView).show(report, before)
-        if not partial:
-            self._show_errors(report)
+        stages = report_stages(self, report, before, partial=partial, saved=os.path.basename(other))
+        self.drawing.start(report, stages, then=then)
 
     def _show_errors(self, report: Report) -> None:
         self.query_one(ErrorBanner).show(report)

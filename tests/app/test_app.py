@@ -40,6 +40,7 @@ def test_snapshot_source_of_the_fused_kernel_120x40(snap_compare):
     # tab to the compiled table (its first row, the fused kernel, is selected), then the source tab
     async def select_fused(pilot):
         app = pilot.app
+        await wait_for(pilot, lambda: pilot.app.drawn is not None)  # the report's panes all drawn
         app.query_one("#compiled-kernels DataTable").focus()
         await pilot.pause()
         await pilot.press("s")
@@ -50,6 +51,7 @@ def test_snapshot_source_of_the_fused_kernel_120x40(snap_compare):
 
 def test_snapshot_generated_code_80x24(snap_compare):
     async def select_code(pilot):
+        await wait_for(pilot, lambda: pilot.app.drawn is not None)  # the report's panes all drawn
         pilot.app.query_one("#compiled-kernels DataTable").focus()
         await pilot.pause()
         await pilot.press("c")

@@ -68,3 +68,20 @@ def test_a_report_without_memory_says_it_was_not_measured():
         assert app.query_one(MemoryPane).query_one(DataTable).row_count == 0
 
     in_memory_tab(article_report(), (80, 24), check)
+
+
+def test_a_long_name_is_cut_in_the_middle_and_the_cursors_row_is_said_whole():
+    long_op = "aten::_scaled_dot_product_flash_attention_for_cpu"
+    place = Place("transformers/models/llama/modeling_llama.py", 412)
+    held = HeldTensor(2_097_152, "activation", long_op, place)
+    r = seed_with_memory()
+    report = replace(r, eager=replace(r.eager, memory=replace(EAGER, top=(held,) + EAGER.top)))
+
+    def check(app):
+        by, line = cells(app.query_one(MemoryPane).query_one(DataTable))[0][3:]
+        assert by.startswith("aten::_scaled") and by.endswith("for_cpu") and "…" in by and len(by) == 28, by
+        assert line.endswith(".py:412") and "…" in line and len(line) == 24, line
+        detail = app.query_one(MemoryPane).query_one(".detail").render().plain
+        assert long_op in detail and "modeling_llama.py:412" in detail, detail
+
+    in_memory_tab(report, (80, 24), check)

@@ -82,7 +82,7 @@ class Live:
 
     async def report(self, what: str = "the report"):
         """The final report of the latest run, once it is on screen."""
-        await self.until(lambda: self.app.latest_run in self.finished, what)
+        await self.until(lambda: self.app.latest_run in self.finished and not self.app.drawing.busy, what)
         self.pids.update(self.app.session.worker_pids())
         return self.finished[self.app.latest_run]
 

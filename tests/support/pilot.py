@@ -17,12 +17,20 @@ def fixed_app(report, file="/work/add_relu.py", **switches):
 
 
 async def wait_for(pilot, condition, timeout=90.0):
+    """Until `condition()` holds and the app has drawn every pane of the report it shows (it
+    draws a report a few panes a frame), as a person reads the screen once it is still."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if condition():
+        if condition() and not drawing(pilot.app):
             return
         await pilot.pause(0.1)
     raise AssertionError("condition not met in time")
+
+
+def drawing(app) -> bool:
+    """Some panes of the report the app shows wait for their frame."""
+    staged = getattr(app, "drawing", None)
+    return staged is not None and staged.busy
 
 
 def compiled_names(app):

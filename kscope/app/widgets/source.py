@@ -66,13 +66,13 @@ class SourcePane(Vertical):
     def show(self, report: Report | None, lit: tuple[Place, ...] | None = None) -> None:
         """A new report keeps the file shown; `lit` (a kernel's places) shows the file of its first."""
         self.report = report or self.report
-        if self.report is None:
-            return
-        if lit is not None:
+        if lit is not None:  # kept when no report is here yet: a kernel can be chosen before the tab's first show
             self.places = lit
             self.hot = False
             # the innermost line: a library's, where a library issued the ops (the model's code)
             self.file = (lit[0].via or lit[0]).file if lit else self.file
+        if self.report is None:
+            return
         if self.file not in self.files:
             self.file = self.report.home
         self._draw()
