@@ -9,12 +9,13 @@ def test_ranks_pane_shows_the_ranks_and_marks_the_one_that_differs():
     import io
 
     from rich.console import Console
-    from support.pilot import fixed_app
+    from support.pilot import fixed_app, wait_for
     from textual.widgets import TabbedContent
 
     async def check():
         app = fixed_app(ranks_report())
         async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.drawn is not None, timeout=10)  # the report's panes all drawn
             app.query_one(TabbedContent).active = "ranks"
             await pilot.pause()
             body = app.query_one("#ranks-body")
