@@ -16,10 +16,13 @@ UNKNOWN_LINE = "?"
 
 def memory_title(report: Report) -> str | None:
     """"memory of one call: peak 8.0 MB → 4.0 MB, held at its end 4.0 MB → 4.0 MB (inductor's
-    estimate before it ran: 4.0 MB)"; None when neither mode's is known. A graph's estimate kscope
-    could not read is "?", never 0."""
+    estimate before it ran: 4.0 MB)"; while the compiled half compiles, its peak is "?" beside the
+    plan's estimate ("(compiling; inductor's estimate: 4.0 MB)"). None when neither mode's is known
+    and there is no plan.
+    A graph's estimate kscope could not read is "?", never 0."""
     e, c = (m.memory if m is not None else None for m in (report.eager, report.compiled))
-    if e is None and c is None:
+    planned = report.plan is not None and report.compiled is None
+    if e is None and c is None and not planned:
         return None
 
     def both(figure) -> str:
@@ -27,12 +30,25 @@ def memory_title(report: Report) -> str | None:
 
     text = (f"memory of one call, eager → compiled: peak {both(lambda m: m.peak_bytes)}, "
             f"held at its end {both(lambda m: m.held_bytes)}")
+    if any(m is not None and m.saved_bytes for m in (e, c)):  # only where a forward kept something
+        text += f", kept for backward {both(lambda m: m.saved_bytes)}"
+    if planned:  # memory is recorded once both halves ran; a failed run keeps its plan (stale)
+        state = "the run failed" if report.errors else "compiling"
+        estimate = planned_peak(report)
+        return text + (f" ({state}; inductor's estimate: {estimate})" if estimate else f" ({state})")
     estimates = c.estimated_peak_bytes if c is not None else ()
     if len(estimates) == 1:
         text += f" (inductor's estimate before it ran: {fmt_bytes(estimates[0])})"
     elif estimates:
         text += f" (inductor's estimates before they ran, per graph: {', '.join(fmt_bytes(x) for x in estimates)})"
     return text
+
+
+def planned_peak(report: Report) -> str:
+    """The plan's estimate of the compiled peak while it compiles: "4.0 MB", or per graph
+    "4.0 MB, ?" ("?": a graph's unknown); "" without a plan or an estimate."""
+    estimates = report.plan.estimated_peak_bytes if report.plan is not None else ()
+    return ", ".join(fmt_bytes(x) for x in estimates)
 
 
 def memory_rows(report: Report) -> list[tuple[str, str, str, str, str]]:

@@ -50,6 +50,11 @@ class CallMemory:
     checked_peak_bytes: int | None = None
     """CUDA: the allocator's own peak over the call (torch.cuda.max_memory_allocated after
     reset_peak_memory_stats, less what was allocated before); None on the CPU."""
+    saved_bytes: int | None = None
+    """What the forward kept for backward that the call allocated (autograd's saved tensors,
+    engine.memory.saved): with a backward in the call, freed by it; without one, held as long as
+    the outputs are. 0: nothing kept (no_grad, or nothing requires grad); None: unknown (a
+    Report from before schema 15)."""
     estimated_peak_bytes: tuple[int | None, ...] = ()
     """Compiled: inductor's own estimate of each graph's peak before it ran (torch._inductor.memory,
     the buffers live at each step of its schedule), the graphs in the order they ran; None: unknown."""

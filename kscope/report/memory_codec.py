@@ -20,6 +20,7 @@ def memory_to_dict(m: CallMemory | None) -> dict[str, Any] | None:
                  "place": None if t.place is None else place_to_dict(t.place), "filled_by": t.filled_by}
                 for t in m.top],
         "checked_peak_bytes": m.checked_peak_bytes,
+        "saved_bytes": m.saved_bytes,
         "estimated_peak_bytes": list(m.estimated_peak_bytes),
     }
 
@@ -31,4 +32,5 @@ def memory_from_dict(d: dict[str, Any] | None) -> CallMemory | None:
                            None if t.get("place") is None else place_from_dict(t["place"]), t.get("filled_by"))
                 for t in d.get("top", ()))
     return CallMemory(d["peak_bytes"], d["held_bytes"], d.get("allocations", 0), dict(d.get("by_category") or {}),
-                      top, d.get("checked_peak_bytes"), tuple(d.get("estimated_peak_bytes") or ()))
+                      top, d.get("checked_peak_bytes"), saved_bytes=d.get("saved_bytes"),
+                      estimated_peak_bytes=tuple(d.get("estimated_peak_bytes") or ()))

@@ -22,7 +22,7 @@ from kscope.report.roofs import MAIN_MEMORY, Judged, Roof, judged
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 14
+SCHEMA = 15
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward
@@ -49,7 +49,8 @@ whose rows have no launches or time yet (null).
 calls were timed with --cold (`cold`); each mode has its call's `working_set_bytes` and the `roof` its
 kernels are judged against (report.roofs); each kernel its `roof_level` and `roof_gbps`.
 14: each mode has its call's `memory` (report.memory: the peak above what existed before the call,
-what it holds when it returns, the tensors alive at the peak)."""
+what it holds when it returns, the tensors alive at the peak).
+15: the `plan` has inductor's `estimated_peak_bytes` of each planned graph, before any is compiled."""
 
 
 

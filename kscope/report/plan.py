@@ -38,6 +38,10 @@ class Plan:
     round_trips: tuple[RoundTrip, ...] | None = ()
     """Buffers one planned kernel writes and another reads back, largest first; None: unknown."""
     progress: PlanProgress = field(default_factory=PlanProgress)
+    estimated_peak_bytes: tuple[int | None, ...] = ()
+    """Inductor's own estimate of each planned graph's peak memory (torch._inductor.memory), the
+    graphs in the plan's order, as the final Report's compiled `memory` will carry them; None:
+    unknown (a graph from inductor's cache that kscope's store has no estimate for)."""
 
     @property
     def bytes_read(self) -> int | None:

@@ -22,6 +22,7 @@ def plan_to_dict(p: Plan, roofs: Roofs = Roofs()) -> dict[str, Any]:
         "kernels": [kernel_to_dict(k, roofs) for k in p.kernels],
         "round_trips": trips_to_list(p.round_trips),
         "progress": progress_to_dict(p.progress),
+        "estimated_peak_bytes": list(p.estimated_peak_bytes),
     }
 
 
@@ -32,6 +33,7 @@ def plan_from_dict(d: dict[str, Any] | None, home: str = "") -> Plan | None:
         kernels=tuple(kernel_from_dict(k, home) for k in d.get("kernels", ())),
         round_trips=trips_from_list(d.get("round_trips"), home),
         progress=progress_from_dict(d.get("progress") or {}),
+        estimated_peak_bytes=tuple(d.get("estimated_peak_bytes") or ()),
     )
 
 

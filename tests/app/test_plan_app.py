@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 
 import pytest
@@ -72,6 +73,9 @@ def test_the_plan_is_on_screen_while_inductor_compiles_and_the_final_rows_replac
         assert str(table.border_subtitle).startswith(f"plan: {len(PLANNED)} kernels"), table.border_subtitle
         planned = {k.name: (k.bytes_read, k.bytes_written, k.ops) for k in table.mode.kernels}
         assert planned["aten::mm"][:2] == (LAYERS * 2 * 64 * 64 * 4, LAYERS * 64 * 64 * 4)  # x and w in, x out
+        # inductor's estimate of the graph's peak stands for the compiled one until it is measured
+        summary = live.app.query_one("#summary").render().plain
+        assert re.fullmatch(r"launches 12 → … \(compiling\) · peak \? → ~[\d.]+ kB \(estimate\)", summary), summary
         keys = row_keys(live)
         first = live.app.latest_run
         report = await live.report("the first run's report")

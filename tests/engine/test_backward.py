@@ -200,6 +200,13 @@ def test_two_layer_mlp_with_gelu_sample(tmp_path):
     assert list(fused.values()) == [(1, 2 * h1 + out, h1 + b2)]
     assert list(sums.values()) == [(1, h1, b1)]
     assert c.bytes_saved == 0, "each saved activation is read by the forward's next op anyway"
+    # What the forward kept for backward (issue 37), by autograd's own saved tensors: eager, GELU
+    # saves its input (fc1's result, h1) and fc2's addmm its input (GELU's output, h1 again); x is
+    # an input, the weights parameters: not the call's. Compiled, AOTAutograd saves the same two
+    # (inductor recomputes nothing here). Both allocated in the call, freed by its backward.
+    assert (e.memory.saved_bytes, c.memory.saved_bytes) == (2 * h1, 2 * h1)
+    for memory in (e.memory, c.memory):  # alive together at the peak, as activations in both modes
+        assert [t.bytes for t in memory.top if t.category == "activation"][:2] == [h1, h1], memory.top
 
 
 def test_grads_are_cleared_between_calls_and_inputs_made_to_require_grad(tmp_path):

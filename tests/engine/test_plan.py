@@ -65,6 +65,9 @@ def test_the_seeds_plan_is_said_before_its_kernel_compiles_with_the_final_figure
     assert row.launches is None and row.time_us is None  # only the run knows them
     assert rows(plan.kernels) == rows(report.compiled.kernels)
     assert plan.round_trips == report.compiled.round_trips == ()
+    # inductor's estimate of the graph's peak, told before it compiles: the output's 4,000,000 B
+    # (the inputs existed before the call), the figure the final Report's memory carries
+    assert plan.estimated_peak_bytes == report.compiled.memory.estimated_peak_bytes == (4_000_000,)
     # Said once inductor generated the module's code, before it loads the module, which is where
     # the kernels are compiled: the plan came before any of its kernels.
     stack = said[0][2]
@@ -95,6 +98,8 @@ def test_each_new_graph_is_planned_and_the_last_plan_is_the_final_report(sample,
     # what the plan cannot show: ops run outside every graph (autograd's AccumulateGrad)
     assert {final[key][1] for key in final.keys() - rows(told[-1].kernels).keys()} <= {"op"}
     assert told[-1].round_trips == report.compiled.round_trips
+    assert len(told[-1].estimated_peak_bytes) == graphs and None not in told[-1].estimated_peak_bytes
+    assert told[-1].estimated_peak_bytes == report.compiled.memory.estimated_peak_bytes
     if sample == "matmul_gelu.py":
         assert told[-1].round_trips and told[-1].round_trips[0].producer == "aten::addmm"
     if request_:

@@ -89,14 +89,14 @@ def full_report():
     breaks = graph_break_report().compiled.graph_breaks
     collective = Collective("c10d::allreduce_", 1, 4_000_000, 11443.3, None, after="aten::mul", before="aten::add")
     held = HeldTensor(4_000_000, "temporary", "aten::add", Place("add_relu.py", 7))
-    memory = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "held": 4_000_000}, (held,))
+    memory = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "held": 4_000_000}, (held,), saved_bytes=0)
     eager = replace(r.eager, collectives=(collective,), memory=memory)
     compiled = replace(
         r.compiled, graph_breaks=breaks, recompiles=(Recompile("G['step'] == 1", "stepper"),),
         autotune=(Autotune("packed_linear", "256x512", (AutotuneChoice("_mkl_linear", 2.3),)),),
         cuda_graphs=CudaGraphs(1, 5), collectives=(collective,),
         memory=CallMemory(4_000_000, 4_000_000, 1, {"held": 4_000_000}, (HeldTensor(4_000_000, "held", "buf0", Place("add_relu.py", 7), "cpp_fused_add_relu_0"),),
-                          estimated_peak_bytes=(4_000_000,)),
+                          saved_bytes=0, estimated_peak_bytes=(4_000_000,)),
     )
     return replace(
         r, eager=eager, compiled=compiled, errors=(RunError("eager", "ValueError", "…", r.file, 5, rank=1),),

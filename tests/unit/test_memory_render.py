@@ -11,6 +11,7 @@ from kscope.render.markdown import report_markdown
 from kscope.render.memory import memory_rows, memory_title
 from kscope.render.text import summary_line
 from kscope.report.memory import CallMemory, HeldTensor
+from kscope.report.model import RunError
 from kscope.report.place import Place
 
 EAGER = CallMemory(8_000_000, 4_000_000, 2, {"temporary": 4_000_000, "held": 4_000_000}, (
@@ -49,6 +50,21 @@ def test_inductors_estimate_is_beside_the_measured_peak_one_per_graph():
     two = replace(COMPILED, estimated_peak_bytes=(4_000_000, None))  # a graph's estimate unknown: "?"
     assert memory_title(with_memory(EAGER, two)).endswith(
         "(inductor's estimates before they ran, per graph: 4.0 MB, ?)")
+
+
+def test_while_compiling_the_plans_estimate_stands_for_the_compiled_peak():
+    from kscope.report.plan import Plan
+
+    r = replace(with_memory(EAGER, None), compiled=None, plan=Plan(estimated_peak_bytes=(4_000_000,)))
+    assert memory_title(r).endswith("peak 8.0 MB → ?, held at its end 4.0 MB → ? (compiling; inductor's estimate: 4.0 MB)")
+    unknown = replace(r, plan=Plan(estimated_peak_bytes=(None,)))  # a cached graph kscope has no estimate of
+    assert memory_title(unknown).endswith("(compiling; inductor's estimate: ?)")
+    assert memory_title(replace(r, plan=Plan())).endswith("→ ? (compiling)")  # no graph planned yet: no figure
+    # memory is recorded once both halves ran: while compiling neither may be known, and it says why
+    early = replace(r, eager=replace(r.eager, memory=None))
+    assert memory_title(early).endswith("peak ? → ?, held at its end ? → ? (compiling; inductor's estimate: 4.0 MB)")
+    failed = replace(early, errors=(RunError("compiled", "RuntimeError", "boom"),))
+    assert memory_title(failed).endswith("(the run failed; inductor's estimate: 4.0 MB)")
 
 
 def test_a_mode_without_memory_reads_unknown_and_none_at_all_no_section():

@@ -57,7 +57,7 @@ def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
     r = Report("f.py", "step", eager=ModeResult(1, 4_000, 1_000, 12.0, (known,)), compiled=compiled,
                largest_input_bytes=1_000, notes=("compiled: bytes unknown for cpp_fused_expand_threshold_backward_0",))
     d = report_to_dict(r)
-    assert d["schema"] == 14
+    assert d["schema"] == 15
     assert d["compiled"]["bytes_read"] is None and d["compiled"]["bytes_written"] is None
     assert d["compiled"]["kernels"][1]["bytes_read"] is None and d["compiled"]["achieved_gbps"] is None
     assert report_from_dict(d) == r

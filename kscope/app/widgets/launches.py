@@ -6,7 +6,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
-from kscope.render.text import fmt_count, peak_text, summary_line
+from kscope.render.memory import planned_peak
+from kscope.render.text import fmt_bytes, fmt_count, peak_text, summary_line
 from kscope.render.verdict import (
     busy,
     call_text,
@@ -72,6 +73,8 @@ class LaunchCounts(Vertical):
         summary = summary_line(report, peak=False) if report and e else ""
         if e and not c:
             summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
+            if planned_peak(report):  # inductor's, before its kernels exist; eager's is measured after both ran
+                summary += f" · peak {fmt_bytes(e.memory and e.memory.peak_bytes)} → ~{planned_peak(report)} (estimate)"
         # Fixed-size labels: updating them needs no new layout of the screen.
         self.query_one("#summary", Label).update(summary, layout=False)
         self.query_one("#round-trips", Label).update(round_trips_line(report), layout=False)

@@ -3,6 +3,7 @@ scheduler made them, and how far the compile is, told to the app before the kern
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
@@ -74,7 +75,7 @@ class Planner:
         started = time.perf_counter()
         self.progress = PlanProgress(**{**self.progress.__dict__, **changes})
         if self.plan is not None:
-            self.plan = Plan(self.plan.kernels, self.plan.round_trips, self.progress)
+            self.plan = dataclasses.replace(self.plan, progress=self.progress)
             if self.on_progress is not None:
                 self.on_progress(self.progress)
         self.spent_s += time.perf_counter() - started
@@ -103,4 +104,5 @@ class Planner:
                 trips = None
                 break
             trips += found
-        return Plan(tuple(rows), None if trips is None else grouped(trips), self.progress)
+        estimates = tuple(None if f is None else f.estimated_peak_bytes for f in facts_of)
+        return Plan(tuple(rows), None if trips is None else grouped(trips), self.progress, estimates)

@@ -20,6 +20,7 @@ import torch
 
 from kscope.engine.compat.memory_profile import Allocation, record_allocations
 from kscope.engine.memory.places import eager_places, matched
+from kscope.engine.memory.saved import kept_for_backward, saved_storages
 from kscope.engine.target.project import is_generated_file, place_of
 from kscope.report.memory import TOP, CallMemory, HeldTensor
 from kscope.report.place import Place
@@ -35,16 +36,20 @@ def call_memory(fn: Callable[[], object], device: torch.device, eager: bool) -> 
     """One call of fn, its memory (the result dropped only after it is measured); `eager`: the
     lines that allocated come from another call under a dispatch mode (engine.memory.places)."""
     before = _cuda_start(device)
-    events, result = record_allocations(fn, device)
+    with saved_storages() as saved:
+        events, result = record_allocations(fn, device)
     checked = None if before is None else torch.cuda.max_memory_allocated(device) - before
     del result
     lines = matched(events, eager_places(fn)) if eager else {}
-    return summarize(events, lines, checked)
+    allocated = {e.ptr for e in events if e.bytes > 0}
+    kept = kept_for_backward(saved, allocated)
+    return replace(summarize(events, lines, checked, saved=allocated & saved.keys()), saved_bytes=kept)
 
 
 def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = None,
-              checked: int | None = None) -> CallMemory:
-    """The peak, what is held at the end, and the tensors alive at the peak."""
+              checked: int | None = None, saved: set[int] = frozenset()) -> CallMemory:
+    """The peak, what is held at the end, and the tensors alive at the peak. `saved`: data pointers
+    of what the call allocated and autograd saved for backward (engine.memory.saved)."""
     live: dict[int, Allocation] = {}
     now = peak = 0
     at_peak: dict[int, Allocation] = {}
@@ -60,7 +65,7 @@ def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = 
             del live[e.ptr]
         if now > peak:
             peak, at_peak = now, {order[p]: a for p, a in live.items()}
-    held = [_held(a, i in freed, lines.get(i)) for i, a in at_peak.items()]
+    held = [_held(a, i in freed, lines.get(i), a.ptr in saved) for i, a in at_peak.items()]
     by_category: dict[str, int] = {}
     for t in held:
         by_category[t.category] = by_category.get(t.category, 0) + t.bytes
@@ -68,8 +73,11 @@ def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = 
     return CallMemory(peak, now, sum(1 for e in events if e.bytes > 0), by_category, top, checked)
 
 
-def _held(a: Allocation, freed_in_call: bool, place: Place | None) -> HeldTensor:
-    category = a.category or ("temporary" if freed_in_call else "held")
+def _held(a: Allocation, freed_in_call: bool, place: Place | None, saved: bool = False) -> HeldTensor:
+    # Saved for backward is what torch's memory profile calls an activation; it has none for a
+    # compiled forward's buffers, or calls them "input" (measured on torch 2.13: an MLP's addmm and
+    # GELU outputs), though the call allocated them.
+    category = "activation" if saved else a.category or ("temporary" if freed_in_call else "held")
     for path, line in a.frames:
         if is_generated_file(path):  # a compiled graph's wrapper
             m = _BUFFER.match(linecache.getline(path, line))
