@@ -46,9 +46,11 @@ under `torch.profiler`, and shows what ran.
   out, and the caption says so (never shown as 0); `--once` and `--markdown` print the same as a table.
 
 - **memory** (`a`) — what one call holds, eager → compiled: its peak above what existed before it (the header's
-  "peak 8.0 MB → 4.0 MB"), what it still holds at its end, and the tensors alive at each peak with their
+  "peak 8.0 MB → 4.0 MB"), what it still holds at its end, what its forward kept for backward (where it kept
+  anything: a model run with grad on keeps its activations), and the tensors alive at each peak with their
   category (torch's memory profile's: activation, gradient, parameter…; else "temporary", freed in the call,
-  or "held", still held at its end), the op or compiled buffer that allocated them and the line. Measured on a call of its own, never a timed one.
+  or "held", still held at its end), the op or compiled buffer that allocated them and the line. Measured on a call of its own, never a timed one;
+  while compiling, inductor's estimate of the compiled peak stands in ("peak est. 4.0 MB").
 
 - **modes** — `m` (or `--mode`) steps torch.compile through default, reduce-overhead, max-autotune and
   max-autotune-no-cudagraphs and re-runs; the status line shows the mode and any `--option`, and the Δ line reads

@@ -74,7 +74,7 @@ class LaunchCounts(Vertical):
         if e and not c:
             summary = f"launches {fmt_count(e.launches)} → …" + (" (compiling)" if compiling else "")
             if planned_peak(report):  # inductor's, before its kernels exist; eager's is measured after both ran
-                summary += f" · peak {fmt_bytes(e.memory and e.memory.peak_bytes)} → ~{planned_peak(report)} (estimate)"
+                summary += f" · peak est. {planned_peak(report)}"
         # Fixed-size labels: updating them needs no new layout of the screen.
         self.query_one("#summary", Label).update(summary, layout=False)
         self.query_one("#round-trips", Label).update(round_trips_line(report), layout=False)
