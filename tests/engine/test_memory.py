@@ -58,3 +58,40 @@ def test_a_chain_of_six_ops_holds_an_input_and_an_output_at_a_time_eagerly(tmp_p
     # the peak is the first moment it is reached: sin's output allocated, add's not yet freed
     assert [t.allocated_by for t in e.top] == ["aten::add", "aten::sin"]
     assert all(t.place.line == line_of(path, ".neg()") for t in e.top)
+
+
+def test_a_target_under_torch_func_grad_is_measured_without_the_saved_tensors_hook(tmp_path):
+    """torch.func.grad refuses to run under a saved-tensors hook: the memory call runs again
+    without one, and what the forward kept is unknown (None), never 0 and never a failed run."""
+    path = write_target(tmp_path, """
+        import torch
+
+        def gradient(x):
+            return torch.func.grad(lambda y: y.sin().sum())(x)
+
+        def inputs(device):
+            return (torch.randn(1_000_000, device=device),)
+        """)
+    r = run_ok(path)
+    e = r.eager.memory
+    assert e.saved_bytes is None and e.peak_bytes >= ARRAY  # the gradient, cos(x), is returned
+    assert r.compiled.memory is not None
+
+
+def test_a_forward_with_grad_on_keeps_what_backward_would_need(tmp_path):
+    """No backward runs, but the input requires grad: exp saves its result, which is also the
+    output (one array, 4·N B, kept as long as the output is); under no_grad nothing is kept."""
+    path = write_target(tmp_path, """
+        import torch
+
+        def expo(x):
+            return x.exp()
+
+        def inputs(device):
+            return (torch.randn(1_000_000, device=device, requires_grad=True),)
+        """)
+    r = run_ok(path)
+    assert (r.eager.memory.saved_bytes, r.compiled.memory.saved_bytes) == (ARRAY, ARRAY)
+    assert not r.compiled.recompiles  # the hook on the memory call compiled nothing again
+    quiet = run_ok(path, no_grad=True)
+    assert (quiet.eager.memory.saved_bytes, quiet.compiled.memory.saved_bytes) == (0, 0)

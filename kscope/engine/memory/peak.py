@@ -20,7 +20,7 @@ import torch
 
 from kscope.engine.compat.memory_profile import Allocation, record_allocations
 from kscope.engine.memory.places import eager_places, matched
-from kscope.engine.memory.saved import kept_for_backward, saved_storages
+from kscope.engine.memory.saved import kept_for_backward, refuses_hooks, saved_storages
 from kscope.engine.target.project import is_generated_file, place_of
 from kscope.report.memory import TOP, CallMemory, HeldTensor
 from kscope.report.place import Place
@@ -36,12 +36,22 @@ def call_memory(fn: Callable[[], object], device: torch.device, eager: bool) -> 
     """One call of fn, its memory (the result dropped only after it is measured); `eager`: the
     lines that allocated come from another call under a dispatch mode (engine.memory.places)."""
     before = _cuda_start(device)
-    with saved_storages() as saved:
+    try:
+        with saved_storages() as saved:
+            events, result = record_allocations(fn, device)
+    except RuntimeError as e:
+        if not refuses_hooks(e):
+            raise
+        # torch.func's grad and vjp refuse to run under a saved-tensors hook: the call again
+        # without one, what the forward kept unknown
+        before, saved = _cuda_start(device), None
         events, result = record_allocations(fn, device)
     checked = None if before is None else torch.cuda.max_memory_allocated(device) - before
     del result
     lines = matched(events, eager_places(fn)) if eager else {}
     allocated = {e.ptr for e in events if e.bytes > 0}
+    if saved is None:
+        return summarize(events, lines, checked)
     kept = kept_for_backward(saved, allocated)
     return replace(summarize(events, lines, checked, saved=allocated & saved.keys()), saved_bytes=kept)
 

@@ -35,6 +35,12 @@ def saved_storages() -> Iterator[dict[int, int]]:
         yield saved
 
 
+def refuses_hooks(error: RuntimeError) -> bool:
+    """The call raised because a saved-tensors hook was set: torch.func's grad, vjp, jacrev and
+    hessian refuse to run under one ("don't yet support saved tensor hooks", torch 2.13)."""
+    return "saved tensor hooks" in str(error)
+
+
 def kept_for_backward(saved: dict[int, int], allocated: set[int]) -> int:
     """Bytes of the saved storages the call allocated (`allocated`: their data pointers): alive
     from the forward until backward frees them, or for as long as the outputs are, with no backward."""
