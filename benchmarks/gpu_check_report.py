@@ -82,12 +82,25 @@ def _total(m: dict | None) -> int | None:
 
 
 def samples(jsonl: str) -> None:
-    """The article's check, per sample: eager launches and bytes, the compiled kernels."""
+    """The article's check, per sample: eager launches and bytes, the compiled kernels; then each
+    mode's memory (on CUDA beside the allocator's own peak)."""
     for r in reports(jsonl):
         e, c = r["eager"], r["compiled"]
         names = [k["name"] for k in c["kernels"]] if c else []
         print(f'{_name(r)}: eager {e and e["launches"]} launches {_total(e)} B; '
               f'compiled {c and c["launches"]} launches {_total(c)} B {names}; errors {r["errors"]}')
+        print(f'  memory: {_memory(e)} -> {_memory(c)}')
+
+
+def _memory(m: dict | None) -> str:
+    """One mode's memory: "peak P B (allocator C B) saved S B" (allocator: CUDA's own
+    max_memory_allocated over the call, the check of the profiler's peak; not on the CPU)."""
+    memory = (m or {}).get("memory")
+    if not memory:
+        return "unknown"
+    checked = memory.get("checked_peak_bytes")
+    allocator = f" (allocator {checked} B)" if checked is not None else ""
+    return f'peak {memory["peak_bytes"]} B{allocator} saved {memory.get("saved_bytes")} B'
 
 
 def nproc(jsonl: str) -> None:

@@ -10,8 +10,8 @@ app (re-importing the user's modules must not re-import torch or any library); 7
 and save -> final on the largest sample, samples/train_step.py (forward, backward and AdamW
 graphs), with inductor's caches off so that every save compiles every graph anew.
 
-"On screen" = the app's SessionUpdate handler has put that run's report into the panes: the
-script wraps KscopeApp._show/_finish on the instance and timestamps their return.
+"On screen" = the app has drawn that run's report, its last stage too (app.staged_draw): the
+script wraps KscopeApp._show/_finish on the instance and timestamps the drawing's end.
 
     python benchmarks/latency.py [--quick] [--project-only | --plan-only]
 """
@@ -69,18 +69,28 @@ class Probe:
         self.detail: dict[int, tuple[float | None, object]] = {}  # run id -> (run started, report)
         show, finish = app._show, app._finish
 
-        def _show(report, *, partial):
-            show(report, partial=partial)
-            if partial:
-                self.eager.setdefault(app.latest_run, time.monotonic())
-                if report.plan is not None:
-                    self.plan.setdefault(app.latest_run, time.monotonic())
+        def _show(report, *, partial, then=None):
+            run = app.latest_run
+
+            def drawn():  # the report's last stage is on screen (app.staged_draw): then it is shown
+                now = time.monotonic()
+                if partial:
+                    self.eager.setdefault(run, now)
+                    if report.plan is not None:
+                        self.plan.setdefault(run, now)
+                else:
+                    self.final[run] = now
+                if then is not None:
+                    then()
+
+            show(report, partial=partial, then=drawn)
 
         def _finish(report, at):
-            started = app.run_started  # the worker got the request (session's monotonic clock)
+            started, run = app.run_started, app.latest_run  # the worker got the request (session's monotonic clock)
             finish(report, at)
-            self.final[app.latest_run] = time.monotonic()
-            self.detail[app.latest_run] = (started, report)
+            self.detail[run] = (started, report)
+            if report.errors and report.eager is None:  # drawn in one stage, not through _show
+                self.final[run] = time.monotonic()
 
         app._show, app._finish = _show, _finish  # the handler calls self._show: instance attrs win
 

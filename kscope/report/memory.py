@@ -37,10 +37,12 @@ class CallMemory:
     call of its own: never one that is timed."""
 
     peak_bytes: int
-    """The most bytes allocated during the call above what existed before it (0: it allocated nothing)."""
+    """The most bytes of the call's own allocations alive at once (0: it allocated nothing). What
+    existed before the call is not in it, nor is its free during the call (a training step freeing
+    the last step's gradients): that would make the figure hang on what ran before."""
     held_bytes: int
-    """Allocated minus freed over the call: what it still holds when it returns (its outputs, what
-    it keeps); negative where it freed more than it kept (an optimizer's zero_grad freeing grads)."""
+    """Of the call's own allocations, the bytes still alive when it returns (its outputs, what it
+    keeps)."""
     allocations: int
     """Allocations during the call."""
     by_category: dict[str, int] = field(default_factory=dict)

@@ -50,7 +50,8 @@ calls were timed with --cold (`cold`); each mode has its call's `working_set_byt
 kernels are judged against (report.roofs); each kernel its `roof_level` and `roof_gbps`.
 14: each mode has its call's `memory` (report.memory: the peak above what existed before the call,
 what it holds when it returns, the tensors alive at the peak).
-15: the `plan` has inductor's `estimated_peak_bytes` of each planned graph, before any is compiled."""
+15: the `plan` has inductor's `estimated_peak_bytes` of each planned graph, before any is compiled;
+each mode's `memory` has `saved_bytes`, what its forward kept for backward."""
 
 
 

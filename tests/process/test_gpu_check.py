@@ -82,6 +82,8 @@ def test_one_report_a_line_for_each_sample_it_ran_with_the_seeds_figures(smoke):
     text = base.with_suffix(".txt").read_text()
     assert (f"add_relu.py: eager 2 launches {5 * N * F32} B; compiled 1 launches {3 * N * F32} B "
             "['cpp_fused_add_relu_0']; errors []") in text
+    # the memory line: the seed's peaks (two arrays eagerly, one compiled); no allocator peak on the CPU
+    assert f"  memory: peak {2 * N * F32} B saved 0 B -> peak {N * F32} B saved 0 B" in text
 
 
 def test_the_worker_start_the_ranks_and_the_modes_ran(smoke):

@@ -73,6 +73,20 @@ def record_allocations(fn: Callable[[], object], device: torch.device) -> tuple[
     return out, result
 
 
+def allocated_pointers(fn: Callable[[], object], device: torch.device) -> set[int]:
+    """The addresses of the blocks one call of fn allocates on `device`: the allocator's events
+    alone (no stacks, no shapes, no categories), for a call whose figures are not recorded."""
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities, profile_memory=True) as prof:
+        with record_function(MARKER):
+            result = fn()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+    del result
+    return {e.extra_fields.ptr for e in _events_under_marker(prof)
+            if e.extra_fields.device.type == device.type and e.extra_fields.alloc_size > 0}
+
+
 def _events_under_marker(prof) -> list:
     """The allocation events within the marker's time (the marker is no parent of the Python
     tracer's events, so the tree cannot tell)."""

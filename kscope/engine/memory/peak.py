@@ -20,7 +20,7 @@ import torch
 
 from kscope.engine.compat.memory_profile import Allocation, record_allocations
 from kscope.engine.memory.places import eager_places, matched
-from kscope.engine.memory.saved import kept_for_backward, refuses_hooks, saved_storages
+from kscope.engine.memory.saved import saved_bytes
 from kscope.engine.target.project import is_generated_file, place_of
 from kscope.report.memory import TOP, CallMemory, HeldTensor
 from kscope.report.place import Place
@@ -34,32 +34,20 @@ _NOT_KERNELS = {"empty_strided_cpu", "empty_strided_cuda", "empty_strided", "rei
 
 def call_memory(fn: Callable[[], object], device: torch.device, eager: bool) -> CallMemory:
     """One call of fn, its memory (the result dropped only after it is measured); `eager`: the
-    lines that allocated come from another call under a dispatch mode (engine.memory.places)."""
+    lines that allocated come from another call under a dispatch mode (engine.memory.places). What
+    the forward kept for backward comes from a call of its own too (engine.memory.saved)."""
     before = _cuda_start(device)
-    try:
-        with saved_storages() as saved:
-            events, result = record_allocations(fn, device)
-    except RuntimeError as e:
-        if not refuses_hooks(e):
-            raise
-        # torch.func's grad and vjp refuse to run under a saved-tensors hook: the call again
-        # without one, what the forward kept unknown
-        before, saved = _cuda_start(device), None
-        events, result = record_allocations(fn, device)
+    events, result = record_allocations(fn, device)
     checked = None if before is None else torch.cuda.max_memory_allocated(device) - before
     del result
     lines = matched(events, eager_places(fn)) if eager else {}
-    allocated = {e.ptr for e in events if e.bytes > 0}
-    if saved is None:
-        return summarize(events, lines, checked)
-    kept = kept_for_backward(saved, allocated)
-    return replace(summarize(events, lines, checked, saved=allocated & saved.keys()), saved_bytes=kept)
+    return replace(summarize(events, lines, checked), saved_bytes=saved_bytes(fn, device))
 
 
 def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = None,
-              checked: int | None = None, saved: set[int] = frozenset()) -> CallMemory:
-    """The peak, what is held at the end, and the tensors alive at the peak. `saved`: data pointers
-    of what the call allocated and autograd saved for backward (engine.memory.saved)."""
+              checked: int | None = None) -> CallMemory:
+    """The peak of the call's own allocations alive at once, those still alive at its end, and the
+    tensors alive at the peak."""
     live: dict[int, Allocation] = {}
     now = peak = 0
     at_peak: dict[int, Allocation] = {}
@@ -67,15 +55,21 @@ def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = 
     order: dict[int, int] = {}  # ptr -> index of its live allocation
     lines = lines or {}
     for i, e in enumerate(events):
-        now += e.bytes
         if e.bytes > 0:
             live[e.ptr], order[e.ptr] = e, i
         elif e.ptr in live:
             freed.add(order.pop(e.ptr))
             del live[e.ptr]
+        else:
+            # A block allocated before the call: its free is not the call's. Counted, the peak hung
+            # on history: a training step frees the last step's gradients as it begins, and how
+            # many were still alive then (autograd may hold a stolen one) depended on what ran
+            # before it (measured: a compiled MLP step's peak 5,762,048, 6,815,744 or 7,864,320 B).
+            continue
+        now += e.bytes
         if now > peak:
             peak, at_peak = now, {order[p]: a for p, a in live.items()}
-    held = [_held(a, i in freed, lines.get(i), a.ptr in saved) for i, a in at_peak.items()]
+    held = [_held(a, i in freed, lines.get(i)) for i, a in at_peak.items()]
     by_category: dict[str, int] = {}
     for t in held:
         by_category[t.category] = by_category.get(t.category, 0) + t.bytes
@@ -83,11 +77,8 @@ def summarize(events: list[Allocation], lines: dict[int, Place | None] | None = 
     return CallMemory(peak, now, sum(1 for e in events if e.bytes > 0), by_category, top, checked)
 
 
-def _held(a: Allocation, freed_in_call: bool, place: Place | None, saved: bool = False) -> HeldTensor:
-    # Saved for backward is what torch's memory profile calls an activation; it has none for a
-    # compiled forward's buffers, or calls them "input" (measured on torch 2.13: an MLP's addmm and
-    # GELU outputs), though the call allocated them.
-    category = "activation" if saved else a.category or ("temporary" if freed_in_call else "held")
+def _held(a: Allocation, freed_in_call: bool, place: Place | None) -> HeldTensor:
+    category = a.category or ("temporary" if freed_in_call else "held")
     for path, line in a.frames:
         if is_generated_file(path):  # a compiled graph's wrapper
             m = _BUFFER.match(linecache.getline(path, line))
