@@ -85,3 +85,16 @@ def test_a_long_name_is_cut_in_the_middle_and_the_cursors_row_is_said_whole():
         assert long_op in detail and "modeling_llama.py:412" in detail, detail
 
     in_memory_tab(report, (80, 24), check)
+
+
+def test_the_presentation_view_gives_the_peak_beside_the_traffic():
+    async def scenario():
+        app = fixed_app(seed_with_memory())
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.good is not None, timeout=10)
+            await pilot.press("p")
+            await pilot.pause()
+            bars = app.query_one("#present-bars-caption", Label).render().plain
+            assert bars.endswith("(20.0 MB → 12.0 MB · peak 8.0 MB → 4.0 MB)"), bars
+
+    asyncio.run(scenario())

@@ -64,17 +64,19 @@ class KernelTable(Vertical):
     def show(
         self, mode: ModeResult | None, previous: ModeResult | None, *, note: str = "", peak: float | None = None,
         home: str | None = None, what: str = "",
-    ) -> None:
+    ) -> bool:
         """home: the target's file as places name it (its lines need no file name); what: said in
-        the title after the mode's name (the rows are inductor's plan, not a run's)."""
+        the title after the mode's name (the rows are inductor's plan, not a run's). False: the
+        same rows as shown, nothing redrawn (report_stages' frames skip it)."""
         title = f"{self.mode_name} kernels" + (f" — {what}" if what else "")
-        if self.border_title != title:
+        title_changed = self.border_title != title
+        if title_changed:
             self.border_title = title
         home = home if home is not None else getattr(self, "home", "")
         peak = peak if peak is not None else self.peak
         drawn = (mode, previous, note, peak, home, frozenset(self.lit), self.name_width)
         if drawn == self._drawn:
-            return  # the same rows (a run's eager half comes three times): redrawn, they cost a whole paint
+            return title_changed  # the same rows (a run's eager half comes three times): redrawn, they cost a whole paint
         self._drawn = drawn
         self.mode, self.previous, self._note, self.home, self.peak = mode, previous, note, home, peak
         table = self.query_one(DataTable)
@@ -110,6 +112,7 @@ class KernelTable(Vertical):
         if self.border_subtitle != subtitle:
             self.border_subtitle = subtitle
         self._show_detail(table.cursor_row)
+        return True
 
     def note(self, text: str) -> None:
         """Say this under the table (a plan's progress) without redrawing its rows."""

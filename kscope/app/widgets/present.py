@@ -15,7 +15,7 @@ from textual.widgets import Label, Static
 from kscope.app.widgets.bigtext import BigText
 from kscope.app.widgets.roofline import RooflinePlot
 from kscope.app.widgets.sweep import SweepPlot
-from kscope.render.text import fmt_bytes, fmt_count
+from kscope.render.text import fmt_bytes, fmt_count, peak_text
 from kscope.render.verdict import busy, change_line, explanation, verdict_text
 from kscope.render.view import mode_change
 from kscope.report.model import Kernel, Report
@@ -128,6 +128,8 @@ class PresentView(Vertical):
         bars.show(report)
         transfers = [report.transfers(m.bytes_total) if report and m else None for m in (e, c)]
         traffic = f"{fmt_bytes(e.bytes_total) if e else '?'} → {fmt_bytes(c.bytes_total) if c else '?'}"
+        if report and peak_text(report):  # what a call holds, beside what it moves
+            traffic += f" · {peak_text(report)}"
         self.query_one("#present-bars-caption", Label).update(
             "" if not e
             else f"{traffic} traffic per call (the model's weights included)" if report.reads_parameters
