@@ -7,7 +7,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Label
 
 from kscope.render.memory import planned_peak
-from kscope.render.text import fmt_bytes, fmt_count, peak_text, summary_line
+from kscope.render.text import fmt_count, peak_text, summary_line
 from kscope.render.verdict import (
     busy,
     call_text,
