@@ -29,13 +29,13 @@ def cells(pane: DataTable) -> list[list[str]]:
     return [[str(c) for c in pane.get_row_at(i)] for i in range(pane.row_count)]
 
 
-def in_memory_tab(report, size, check) -> None:
-    """The app on `report` at `size`, key a pressed; check(app) on what it shows."""
+def in_memory_tab(report, size, check, key: str = "a") -> None:
+    """The app on `report` at `size`, `key` pressed (a: the memory tab); check(app) on what it shows."""
     async def scenario():
         app = fixed_app(report)
         async with app.run_test(size=size) as pilot:
             await wait_for(pilot, lambda: app.good is not None, timeout=10)
-            await pilot.press("a")
+            await pilot.press(key)
             await pilot.pause()
             check(app)
 
@@ -88,13 +88,8 @@ def test_a_long_name_is_cut_in_the_middle_and_the_cursors_row_is_said_whole():
 
 
 def test_the_presentation_view_gives_the_peak_beside_the_traffic():
-    async def scenario():
-        app = fixed_app(seed_with_memory())
-        async with app.run_test(size=(100, 30)) as pilot:
-            await wait_for(pilot, lambda: app.good is not None, timeout=10)
-            await pilot.press("p")
-            await pilot.pause()
-            bars = app.query_one("#present-bars-caption", Label).render().plain
-            assert bars.endswith("(20.0 MB → 12.0 MB · peak 8.0 MB → 4.0 MB)"), bars
+    def check(app):
+        bars = app.query_one("#present-bars-caption", Label).render().plain
+        assert bars.endswith("(20.0 MB → 12.0 MB · peak 8.0 MB → 4.0 MB)"), bars
 
-    asyncio.run(scenario())
+    in_memory_tab(seed_with_memory(), (100, 30), check, key="p")
