@@ -1,6 +1,7 @@
 """The sweep tab: snapshots from a fixed sweep, and `z` with a real CPU worker, cancelled by a save."""
 
 import asyncio
+import os
 import shutil
 
 import pytest
@@ -55,15 +56,20 @@ def test_z_queues_then_fills_the_sweep_tab_and_a_save_cancels_the_next_sweep(tmp
 
             def begin_and_save(at):
                 begin(at)
-                if not begun:
-                    target.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
+                if not begun:  # saved as vim or a "safe write" does, whole (a new file renamed over the old):
+                    # the worker reads the file as the sweep begins, and a write in place can hand it
+                    # a truncated file, a load error, and a "failed" sweep before the save is seen (CI, once)
+                    edited = target.with_suffix(".new")
+                    edited.write_text(target.read_text().replace("(a + b).relu()", "(a + b).relu() * 2"))
+                    os.replace(edited, target)
                 begun.append(at)
 
             pane.begin = begin_and_save
             await pilot.press("z")
             await wait_for(pilot, lambda: begun, timeout=60)
             await wait_for(pilot, lambda: "cpp_fused_add_mul_relu_0" in compiled_names(app))
-            assert pane.state == "cancelled" and pane.started is None
+            failed = pane.running.errors if pane.running is not None else ()
+            assert pane.state == "cancelled" and pane.started is None, (pane.state, failed)
             assert pane.complete is first  # the last complete sweep stays, marked stale
             assert pane.stale
             status = app.query_one("#sweep-status").render().plain

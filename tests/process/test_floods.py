@@ -48,6 +48,11 @@ def test_a_flood_of_output_keeps_the_screen_responsive(tmp_path):
     def worst(window: list[float]) -> str:
         return f"{window[-1] * 1000:.0f} ms (p99 {window[int(len(window) * .99)] * 1000:.0f} ms, {len(window)} samples)"
 
+    def last_flood_line(lines: list[str], flood: int) -> list[str]:
+        # kscope's own notes (this target's prints make dynamo compile no graph: a note says so)
+        # reach the pane when the report does, before or after the flood's last batch
+        return [line for line in lines if line.startswith(f"flood {flood} ")][-1:]
+
     async def scenario(live: Live):
         await live.report("the first report")
         task = asyncio.create_task(monitor())
@@ -59,7 +64,7 @@ def test_a_flood_of_output_keeps_the_screen_responsive(tmp_path):
             n = len(live.logged)
             saved = time.perf_counter()
             report = await live.save(source, what=f"flood {flood}'s report")
-            await live.until(lambda: live.logged[-1:] == [last], f"flood {flood}'s last line", 10)
+            await live.until(lambda: last_flood_line(live.logged, flood) == [last], f"flood {flood}'s last line", 10)
             window = during(saved, time.perf_counter())
             assert not report.errors and report.eager.launches == 2
             # What reaches the pane is a bounded rate of the newest lines (at most LOG_MAX_BYTES per
@@ -78,13 +83,13 @@ def test_a_flood_of_output_keeps_the_screen_responsive(tmp_path):
             if not shown:  # the pane comes on screen after the flood: it must not stall either
                 opened = time.perf_counter()
                 live.show_output()
-                await live.until(lambda: live.rendered_log()[-1:] == [last], "the output pane on screen", 10)
+                await live.until(lambda: last_flood_line(live.rendered_log(), flood) == [last], "the output pane on screen", 10)
                 await asyncio.sleep(0.2)
                 window = during(opened, time.perf_counter())
                 # It wraps the newest MAX_LINES lines kept while hidden, and renders the rows on screen.
                 assert window[-1] < OPEN_STALL_S, f"opening the output pane after a flood stalled the event loop {worst(window)}"
                 print(f"opening the pane after flood {flood}: worst stall {worst(window)}")
-        await live.until(lambda: live.rendered_log()[-1:] == [last], "the last line on screen", 10)
+        await live.until(lambda: last_flood_line(live.rendered_log(), 2) == [last], "the last line on screen", 10)
         assert len(live.rendered_log()) <= MAX_LINES
         task.cancel()
 
