@@ -107,6 +107,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
         self.run_started: float | None = None
         self.eager_done, self.compiling = False, ""  # the compile in flight, as the worker says it ("graph 0/1")
         self.progress: PlanProgress | None = None  # how far the compile in flight is, once planned
+        self.timing_shown: int | None = None  # while the worker times the halves: the whole second on screen
         self.stale = False
         self.sweep_run = 0  # the id of the latest sweep requested
         self.sweep_queued = sweep_at_start  # sweep when the run in flight ends (--sweep: the first run)
@@ -271,6 +272,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
             self._on_sweep_event(ev)
         elif ev.kind == "running":
             self.run_started, self.eager_done, self.progress, self.compiling = ev.at, False, None, ""
+            self.timing_shown = None
             self.state = "running eager…"
         elif ev.kind == "eager":
             self.eager_done = True
@@ -281,6 +283,8 @@ class KscopeApp(PaneLinks, TalkKeys, App):
             self._show(ev.report, partial=True)
         elif ev.kind == "phase":  # a compile started ("graph 0/1") or ended (""): the status says which
             self.compiling = ev.text
+        elif ev.kind == "timing":
+            self.timing_shown = -1
         elif ev.kind == "progress" and self.shown is not None and self.shown.plan is not None:
             self.progress = ev.progress
             self.query_one("#compiled-kernels", KernelTable).note(plan_note(self.shown.plan, ev.progress))
@@ -342,7 +346,7 @@ class KscopeApp(PaneLinks, TalkKeys, App):
     # --- status line -------------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        if self.run_started is not None:
+        if self.run_started is not None and self._clock_moved():
             try:
                 self._refresh_status()
                 if self.latest_run == self.sweep_run:
@@ -350,12 +354,23 @@ class KscopeApp(PaneLinks, TalkKeys, App):
             except NoMatches:
                 pass  # the app is exiting mid-run and its panes are already gone
 
+    def _clock_moved(self) -> bool:
+        """Whether the status line's clock has something new to say. While the worker times the
+        halves it counts whole seconds: a redraw ten times a second would be the app's own work
+        beside the timed calls (a compile begun meanwhile counts tenths again)."""
+        if self.timing_shown is None or self.compiling:
+            return True
+        return int(time.monotonic() - self.run_started) != self.timing_shown
+
     def _refresh_status(self) -> None:
         state = self.state
         if self.run_started is not None:
             elapsed = time.monotonic() - self.run_started
             if self.latest_run == self.sweep_run:
                 state = f"sweeping… {elapsed:.1f} s"
+            elif self.timing_shown is not None and not self.compiling:
+                self.timing_shown = int(elapsed)
+                state = f"timing eager vs compiled… {self.timing_shown} s"
             else:
                 state = f"compiling… {elapsed:.1f} s" if self.eager_done else f"running eager… {elapsed:.1f} s"
                 state = compile_state(self.progress, elapsed, self.compiling) or state

@@ -45,7 +45,7 @@ from outside while idle is replaced and said within 1 s (docs/reliability.md), w
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str
-    """starting | ready | running | eager | plan | progress | phase | report | log | restarted; for a sweep,
+    """starting | ready | running | eager | plan | progress | phase | timing | report | log | restarted; for a sweep,
     sweeping | sweep (the sizes so far) | report"""
     run_id: int = 0
     report: Report | None = None
@@ -340,6 +340,8 @@ class LiveSession:
             elif message.type == "phase":
                 clock.phase(bool(message.compiling), message.what)
                 self.emit(SessionEvent("phase", run_id, text=clock.what if message.compiling else ""))
+            elif message.type == "timing":
+                self.emit(SessionEvent("timing", run_id))
             elif message.type == "report":
                 self.emit(SessionEvent("report", run_id, message.report))
                 self._ensure_spare()

@@ -20,7 +20,15 @@ from collections.abc import Callable
 
 from kscope.report.request import SweepRequest
 from kscope.worker.lifetime import die_with_parent
-from kscope.worker.protocol import Shown, phase_line, progress_line, read_request, ready_line, report_line
+from kscope.worker.protocol import (
+    Shown,
+    phase_line,
+    progress_line,
+    read_request,
+    ready_line,
+    report_line,
+    timing_line,
+)
 
 _sending = threading.Lock()
 
@@ -176,15 +184,17 @@ def _serve(request_fd: int, result_fd: int, warm: bool) -> int:
         def on_progress(progress, rid=rid):
             _send(results, progress_line(rid, progress))
 
-        def until_shown(rid=rid) -> None:
-            _wait_until_shown(requests, rid)
+        def before_timing(rid=rid, settle=request.settle) -> None:
+            if settle:
+                _wait_until_shown(requests, rid)
+            _send(results, timing_line(rid))
 
         if request.nproc:
             from kscope.worker.ranks import run_ranks
 
             report = run_ranks(request, on_eager=on_eager)
         else:
-            report = api.run(request, on_eager=on_eager, before_timing=until_shown if request.settle else None,
+            report = api.run(request, on_eager=on_eager, before_timing=before_timing,
                          on_plan=on_plan if request.plan else None, on_progress=on_progress)
         sys.stdout.flush()
         sys.stderr.flush()

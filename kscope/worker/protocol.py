@@ -13,6 +13,8 @@ carry the user's prints), so nothing the user's code writes can corrupt them.
                       {"type": "progress", "id": N, "progress": PlanProgress}   how far that compile is
                       {"type": "phase", "id": N, "compiling": true, "what": "graph 0/1"}   a compile
                                                   started (false: it ended): worker.clock's two clocks
+                      {"type": "timing", "id": N}     both halves ran: the worker times them against each
+                                                  other now (the app keeps its clock still meanwhile)
                       {"type": "sweep", "id": N, "report": Report}    a sweep, the sizes so far
                       {"type": "report", "id": N, "report": Report}   the end of request N
 
@@ -110,6 +112,10 @@ def progress_line(request_id: int | None, progress: PlanProgress) -> str:
 
 def phase_line(request_id: int | None, compiling: bool, what: str) -> str:
     return _line({"type": "phase", "id": request_id, "compiling": compiling, "what": what})
+
+
+def timing_line(request_id: int | None) -> str:
+    return _line({"type": "timing", "id": request_id})
 
 
 def read_message(line: bytes | str) -> Message:
