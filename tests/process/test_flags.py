@@ -39,7 +39,7 @@ def inputs(device, n={N}):
     return torch.randn(n, device=device, requires_grad=True), torch.randn(n, device=device, requires_grad=True)
 """
 FLUSH_BYTES = 256 << 20
-"""docs/numbers.md: --cold "writes a 256 MB buffer before each timed call (outside the measurement)"."""
+"""docs/numbers.md: --cold writes a buffer of twice the largest cache, 256 MB at least, before each timed call: the least it writes."""
 CALL_BUDGET_S = 0.3
 """docs/numbers.md: call times, "at most 200 rounds or 0.3 s"."""
 CALLS = 3

@@ -7,6 +7,8 @@ import time
 
 import torch
 
+from kscope.engine.measure.cache_sizes import beyond_caches
+
 # Peak DRAM bandwidth in GB/s, from the vendors' data sheets, by the exact name CUDA reports
 # (torch.cuda.get_device_name, vendor prefix dropped). A name not in the table has no known peak:
 # "NVIDIA L40" is not an L4 (300 GB/s; the L40 has 864), a GH200 is not an H200.
@@ -48,10 +50,10 @@ def gpu_peak(name: str) -> tuple[float | None, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_copy_gbps(nbytes: int = 256 << 20, repeats: int = 3) -> float:
-    """Measured once per process: the best of a few copies larger than any CPU cache, read +
-    write bytes over time."""
-    src = torch.empty(nbytes, dtype=torch.uint8)
+def cpu_copy_gbps(nbytes: int | None = None, repeats: int = 3) -> float:
+    """Measured once per process: the best of a few copies larger than any CPU cache (by default
+    cache_sizes.beyond_caches: twice the largest, 256 MB at least), read + write bytes over time."""
+    src = torch.empty(nbytes or beyond_caches(), dtype=torch.uint8)
     dst = torch.empty_like(src)
     dst.copy_(src)  # touch the pages first
     best = float("inf")
@@ -59,10 +61,10 @@ def cpu_copy_gbps(nbytes: int = 256 << 20, repeats: int = 3) -> float:
         start = time.perf_counter()
         dst.copy_(src)
         best = min(best, time.perf_counter() - start)
-    return 2 * nbytes / best / 1e9
+    return 2 * src.numel() / best / 1e9
 
 
 def peak_bandwidth(device: torch.device) -> tuple[float | None, str]:
     if device.type == "cuda":
         return gpu_peak(torch.cuda.get_device_name(device))
-    return cpu_copy_gbps(), "a 256 MB copy, measured once per worker"
+    return cpu_copy_gbps(), f"a {beyond_caches() >> 20} MB copy, measured once per worker"

@@ -8,7 +8,7 @@ thread the worker runs (L2 of 2 MB on each of 2 threads: 4 MB); a shared one `si
 is measured by copying a buffer into another, the two together half the level (so both stay in
 it; a shared level at most SHARED_TIMES_INNER times the level inside it), on one thread for a
 private level (times the threads, as peak_flops counts FLOP/s) and on the worker's threads for a
-shared one; main memory by a 256 MB copy (engine.machine.bandwidth).
+shared one; main memory by a copy of twice the largest cache, 256 MB at least (engine.machine.bandwidth).
 A copy costs a torch call's overhead besides its bytes, which at an L1-sized copy is most of its
 time: each rate is the bytes over (the copy's time - an empty copy's), the streaming rate of the
 level. The best of every worker's measurement on this machine is kept (as peak_flops does):
@@ -24,15 +24,13 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from pathlib import Path
-
 import torch
 
 from kscope.engine.machine.bandwidth import cpu_copy_gbps, peak_bandwidth
 from kscope.engine.machine.kept import disturbed, kept_source, machine_best, machine_known, measured_quietly
+from kscope.engine.measure.cache_sizes import beyond_caches, cpu_levels
 from kscope.report.roofs import MAIN_MEMORY, Roof
 
-SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 SHARED_TIMES_INNER = 4
 """A shared level is copied at most this many times the capacity of the level inside it: a VM's
 share of a host's L3 is far less than its size (this machine's 105 MB L3, 2 threads: a 16 MB copy
@@ -43,37 +41,6 @@ ROOFS_FILE = "roofs.json"
 """In kscope's cache: the best of every worker's measurement of each level on this machine."""
 BUDGET_S = 0.08
 """Each level's measurement: the best copy within this long."""
-
-
-def cpu_levels(root: Path = SYSFS) -> list[tuple[str, int, bool]]:
-    """(name, bytes, private to a core) of each data or unified cache, smallest first: ("L1d",
-    49152, True), ("L2", 2097152, True), ("L3", 110100480, False). Empty where sysfs says nothing."""
-    out = []
-    for index in sorted(root.glob("index*")):
-        try:
-            kind = (index / "type").read_text().strip()
-            level = int((index / "level").read_text())
-            size = _size((index / "size").read_text().strip())
-            shared = (index / "shared_cpu_list").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        if kind in ("Data", "Unified") and size:
-            out.append((f"L{level}d" if kind == "Data" else f"L{level}", size, _cpus(shared) == 1))
-    return sorted(out, key=lambda level: level[1])
-
-
-def _size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(text[:-1]) * units[text[-1]] if text and text[-1] in units else int(text)
-
-
-def _cpus(text: str) -> int:
-    """How many CPUs a list like "0-1,4" names."""
-    n = 0
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        n += int(high or low) - int(low) + 1
-    return n
 
 
 def copy_gbps(nbytes: int, threads: int, device: torch.device, budget_s: float = BUDGET_S) -> float | None:
@@ -124,7 +91,7 @@ def roofs(device: torch.device) -> tuple[Roof, ...]:
         how = f"a copy of {_mb(copied)} on " + (f"one thread × {threads}" if private else f"{threads} threads")
         levels.append((name, capacity, how, functools.partial(_level_gbps, copied, private, threads, device)))
         inner = capacity
-    levels.append((MAIN_MEMORY, None, f"a 256 MB copy on {threads} threads", cpu_copy_gbps))
+    levels.append((MAIN_MEMORY, None, f"a {_mb(beyond_caches())} copy on {threads} threads", cpu_copy_gbps))
     taken = [_taken(name, measure) for name, _, _, measure in levels]
     out = []
     for i, ((name, capacity, how, _), mine) in enumerate(zip(levels, taken)):

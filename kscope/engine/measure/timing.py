@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from kscope.engine.measure.cache_sizes import beyond_caches
 from kscope.engine.measure.cpu_wait import WaitShare
 from kscope.engine.measure.profiling import is_nonwork, record_labelled, synchronize
 from kscope.report.model import ModeResult
@@ -66,7 +67,7 @@ ahead 0.54-0.57, two 0.68-0.77; in a test's process beside two (pinned or not, i
 own or its) 0.74-0.79. A busy loop sharing the cores evenly with two timed threads takes a third of
 their time (each runs 2/3 of it), half where Linux groups each session's tasks: past BUSY either way."""
 FLUSH_BYTES = 256 << 20
-"""--cold: a buffer larger than any L2 / last-level cache, written between timed calls."""
+"""--cold: the least a buffer written between timed calls is (flush_bytes: larger than every cache)."""
 
 
 _agreement: Callable[[int, str], int] | None = None
@@ -264,8 +265,16 @@ def _call_times(eager, compiled, device, flush, budget_s: float = CALL_BUDGET_S)
     return Samples(tuple(times["e"])), Samples(tuple(times["c"]))
 
 
+def flush_bytes(device: torch.device) -> int:
+    """What --cold writes between timed calls: twice the largest cache, FLUSH_BYTES at least (a
+    CPU's caches from sysfs: this machine's L3 is 260 MB; a GPU's L2 from its properties)."""
+    if device.type == "cuda":
+        return max(FLUSH_BYTES, 2 * torch.cuda.get_device_properties(device).L2_cache_size)
+    return max(FLUSH_BYTES, beyond_caches())
+
+
 def _flusher(device: torch.device) -> Callable[[], None]:
-    buffer = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=device)
+    buffer = torch.empty(flush_bytes(device), dtype=torch.uint8, device=device)
 
     def flush() -> None:
         buffer.zero_()
