@@ -147,6 +147,8 @@ def kernel_detail(k: Kernel, peak: Judged | float | None = None, home: str = "")
     where = "lines: " + (places_text(k.lines, home) if k.lines else "no line")
     bandwidth = of_peak(k.achieved_gbps, peak)
     saved = f" · {fmt_bytes(k.bytes_saved)} for bwd" if k.bytes_saved else ""
+    # the distinct memory a launch touches: below R + W where it reads a buffer twice or updates in place
+    touches = f" · touches {fmt_bytes(k.working_set_bytes)}" if k.working_set_bytes is not None else ""
     return "\n".join(
         [
             k.name,
@@ -154,7 +156,7 @@ def kernel_detail(k: Kernel, peak: Judged | float | None = None, home: str = "")
             where + (f" · {bandwidth}" if bandwidth else ""),
             ("planned, not run yet" if k.time_us is None else f"{fmt_count(k.launches)}/call · {fmt_us(k.time_us)}")
             + f" · R {fmt_bytes(k.bytes_read)}"
-            f" · W {fmt_bytes(k.bytes_written)}{saved}",
+            f" · W {fmt_bytes(k.bytes_written)}{saved}{touches}",
         ]
     )
 

@@ -45,6 +45,10 @@ class Kernel:
     """Its figures shared among the lines it came from (report.lines); they add up to the row's."""
     flops: int | None = None
     """Floating-point operations per call (report.roofline says how they are counted); None: unknown."""
+    working_set_bytes: int | None = None
+    """The distinct bytes one launch touches (its largest, where launches differ): each buffer it
+    reads or writes once, however often it reads it (eager: dispatch accounting's storages;
+    compiled: inductor's buffers). None: unknown."""
 
     @property
     def bytes_total(self) -> int | None:

@@ -31,6 +31,7 @@ def kernel_to_dict(k: Kernel, roofs: Roofs = Roofs()) -> dict[str, Any]:
         "lines": [place_to_dict(p) for p in k.lines],
         "shares": [_share_to_dict(x) for x in k.shares],
         "flops": k.flops,
+        "working_set_bytes": k.working_set_bytes,
         "intensity": None if p.intensity is None else float(f"{p.intensity:.4g}"),
         "achieved_gflops": _round(None if p.achieved is None else p.achieved / 1e9),
         "bound": p.bound,
@@ -85,6 +86,7 @@ def kernel_from_dict(k: dict[str, Any], home: str = "") -> Kernel:
         bytes_saved=k.get("bytes_saved_for_backward"),
         shares=tuple(_share_from_dict(x, home) for x in k.get("shares", ())),
         flops=k.get("flops"),
+        working_set_bytes=k.get("working_set_bytes"),
     )
 
 

@@ -22,7 +22,7 @@ from kscope.report.roofs import MAIN_MEMORY, Judged, Roof, judged
 from kscope.report.speedup import Speedup
 from kscope.report.sweep import Sweep
 
-SCHEMA = 15
+SCHEMA = 16
 """2: bytes may be null (unknown), kernels say `what` they do when they run no op; kernel time is a
 median with its spread, beside the wall time of one call; the speedup carries a verdict.
 3: each kernel has a phase (forward, backward, optimizer) and the bytes it writes only for backward

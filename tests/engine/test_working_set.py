@@ -108,6 +108,60 @@ def test_a_layer_s_weights_are_part_of_the_working_set(tmp_path):
     assert r.compiled.working_set_bytes == weights + x + out
 
 
+IN_PLACE = """
+    import torch
+
+    def add_into(a, b):
+        a.add_(b)
+        return a
+
+    def inputs(device, n=1_000_000):
+        return torch.randn(n, device=device), torch.randn(n, device=device)
+    """
+
+TWO_READS = """
+    import torch
+
+    def norm_stats(x, w):
+        h = torch.layer_norm(x, (512,)) * w
+        return h.sum(0), h.amax(1)
+
+    def inputs(device):
+        return torch.randn(256, 512, device=device), torch.randn(512, device=device)
+    """
+
+
+def kernel(mode, name):
+    return next(k for k in mode.kernels if k.name == name)
+
+
+def test_each_kernel_s_working_set_is_the_memory_one_launch_touches(tmp_path):
+    n = 1_000_000 * F32
+    seed = run_file(tmp_path, SEED)
+    # eager add: a, b and its result; relu: that result and its own; compiled: a, b and the output
+    assert [(k.name, k.working_set_bytes) for k in seed.eager.kernels] == [("aten::add", 3 * n), ("aten::relu", 2 * n)]
+    assert [(k.name, k.working_set_bytes) for k in seed.compiled.kernels] == [("cpp_fused_add_relu_0", 3 * n)]
+    # an in-place add reads a and b and writes a: 3 arrays of traffic, 2 of memory, in both modes
+    # (compiled, inductor's output buffer mutates the graph input a: the same memory)
+    inplace = run_file(tmp_path, IN_PLACE)
+    for mode in (inplace.eager, inplace.compiled):
+        (k,) = mode.kernels
+        assert (k.bytes_total, k.working_set_bytes) == (3 * n, 2 * n), (k.name, k.bytes_total, k.working_set_bytes)
+
+
+def test_a_kernel_of_several_nodes_touches_an_input_once_that_inductor_counts_per_node(tmp_path):
+    r = run_file(tmp_path, TWO_READS)
+    x, w = 256 * 512 * F32, 512 * F32
+    (k,) = [k for k in r.compiled.kernels if k.fused]
+    # one C++ kernel: layer norm's statistics and the normalised h feeding sum and amax, each a
+    # scheduler node of its own reading x: inductor counts x once per node, memory holds it once
+    assert k.bytes_read >= 2 * x
+    assert k.working_set_bytes == x + w + k.bytes_written < k.bytes_total
+    # eager: layer_norm touches x, its output and mean and rstd (256 floats each)
+    ln = kernel(r.eager, "aten::layer_norm › native_layer_norm")
+    assert ln.working_set_bytes == 2 * x + 2 * 256 * F32
+
+
 def test_the_caches_sysfs_reports_each_level_s_size_and_who_shares_it(tmp_path):
     for i, (level, kind, size, shared) in enumerate([(1, "Data", "48K", "0"), (1, "Instruction", "32K", "0"),
                                                      (2, "Unified", "2048K", "0"), (3, "Unified", "107520K", "0-1")]):

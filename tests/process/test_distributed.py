@@ -142,7 +142,7 @@ def test_allreduce_kernels_and_traffic_leave_the_collective_out(allreduce):
 
 def test_allreduce_top_level_is_rank_0(allreduce):
     d = allreduce.data
-    assert d["schema"] == 15
+    assert d["schema"] == 16
     assert d["eager"] == d["ranks"][0]["eager"] and d["compiled"] == d["ranks"][0]["compiled"]
     assert d["errors"] == [] and allreduce.report.ok
 

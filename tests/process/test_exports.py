@@ -81,7 +81,7 @@ def trace_file(seed, mode: str):
 def test_once_json_on_the_seed_sample(seed):
     """`--once --json` (the module's one run, with --trace-dir): stdout is the JSON and nothing else."""
     report = seed.report
-    assert report["schema"] == 15 and report["target"] == "add_relu" and report["device"] == "cpu"
+    assert report["schema"] == 16 and report["target"] == "add_relu" and report["device"] == "cpu"
     assert report["eager"]["launches"] == 2
     assert report["eager"]["bytes_read"] + report["eager"]["bytes_written"] == EAGER_BYTES
     assert report["compiled"]["launches"] == 1

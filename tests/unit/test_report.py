@@ -6,7 +6,8 @@ from kscope.report.model import GraphBreak, Kernel, ModeResult, Place, Report, R
 
 
 def _report():
-    k = Kernel("cpp_fused_add_relu_0", 1, 12.5, 8_000_000, 4_000_000, True, ("aten.add",), (Place("f.py", 7),), "code")
+    k = Kernel("cpp_fused_add_relu_0", 1, 12.5, 8_000_000, 4_000_000, True, ("aten.add",), (Place("f.py", 7),), "code",
+               working_set_bytes=12_000_000)
     eager = ModeResult(2, 12_000_000, 8_000_000, 40.0, (Kernel("aten::add", 1, 20.0, 8_000_000, 4_000_000),))
     compiled = ModeResult(1, 8_000_000, 4_000_000, 12.5, (k,), compile_s=1.5, graphs=1,
                           graph_breaks=(GraphBreak("data-dependent branch", 5, "f.py"),))
@@ -57,7 +58,7 @@ def test_unknown_bytes_are_null_in_json_and_a_question_mark_on_screen():
     r = Report("f.py", "step", eager=ModeResult(1, 4_000, 1_000, 12.0, (known,)), compiled=compiled,
                largest_input_bytes=1_000, notes=("compiled: bytes unknown for cpp_fused_expand_threshold_backward_0",))
     d = report_to_dict(r)
-    assert d["schema"] == 15
+    assert d["schema"] == 16
     assert d["compiled"]["bytes_read"] is None and d["compiled"]["bytes_written"] is None
     assert d["compiled"]["kernels"][1]["bytes_read"] is None and d["compiled"]["achieved_gbps"] is None
     assert report_from_dict(d) == r

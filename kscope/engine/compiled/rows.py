@@ -67,6 +67,8 @@ class _RowFigures:
     accounted_lines: tuple[Place, ...] | None = None
     """The lines of the ops dispatch accounting gave the figures to, each weighing the same; None
     where the figures are inductor's or the recorded shapes': its kernels' weights share them."""
+    working_set: int | None = None
+    """The distinct bytes one launch touches (Kernel.working_set_bytes)."""
 
 
 def _row_figures(name: str, matches: list[CompiledKernel], launches: list[Launch], calls: int,
@@ -85,7 +87,8 @@ def _row_figures(name: str, matches: list[CompiledKernel], launches: list[Launch
         # for its calls, as many as ran in each timed call
         body = is_custom_op(launches[0].owner_name or "")  # a body op's match is its custom op's call
         saved = None if body else _saved(matches, _first_of_each_owner(launches) / calls)
-        return _RowFigures(recorded.bytes_read, recorded.bytes_written, saved)
+        return _RowFigures(recorded.bytes_read, recorded.bytes_written, saved,
+                           working_set=None if body else _largest_working_set(matches))
     if matches and all(k.bytes_read is not None for k in matches):
         return _from_inductor(matches, _first_of_each_owner(launches) / calls)
     if accounted is not None and not matches:  # outside the graphs: the same op accounted
@@ -103,14 +106,20 @@ def _from_inductor(matches: list[CompiledKernel], firsts: float) -> _RowFigures:
     flops = sum_known(k.flops for k in matches)
     flops = None if flops is None else per_call(flops)
     return _RowFigures(per_call(sum(k.bytes_read for k in matches)), per_call(sum(k.bytes_written for k in matches)),
-                       _saved(matches, firsts), flops)
+                       _saved(matches, firsts), flops, working_set=_largest_working_set(matches))
+
+
+def _largest_working_set(matches: list[CompiledKernel]) -> int | None:
+    """The most distinct bytes one of the kernels touches; None where one of them is unknown."""
+    sets = [k.working_set_bytes for k in matches]
+    return None if not sets or None in sets else max(sets)
 
 
 def _from_accounting(accounted: AccountedFigures, per_call: float) -> _RowFigures:
     """One accounted launch's figures, as many times as the row launches per call."""
     flops = None if accounted.flops is None else round(accounted.flops * per_call)
     return _RowFigures(round(accounted.bytes_read * per_call), round(accounted.bytes_written * per_call), None, flops,
-                       accounted.lines)
+                       accounted.lines, accounted.working_set_bytes)
 
 
 def _row(label: str, phase: str, launches: list[Launch], calls: int, matches: list[CompiledKernel],
@@ -132,6 +141,7 @@ def _row(label: str, phase: str, launches: list[Launch], calls: int, matches: li
         # backward and the optimizer write nothing for a later backward
         bytes_saved=figures.saved if phase == "forward" else 0,
         flops=figures.flops,
+        working_set_bytes=figures.working_set,
         shares=shared(figures.read, figures.written, per_call, time_us, weights or even(sorted_places(lines)),
                       *(measured_lines(launches, matches, calls) if weights else (None, None))),
     )
@@ -284,6 +294,7 @@ def plan_rows(graphs: list[GraphCapture], kernels_of: list[list[CompiledKernel]]
                 phase=phase,
                 bytes_saved=saved if phase == "forward" else 0,
                 flops=sum_known(k.flops for k in matches),
+                working_set_bytes=_largest_working_set(matches),
             )
         )
     return rows

@@ -26,6 +26,7 @@ from difflib import SequenceMatcher
 import torch
 
 from kscope.engine.dispatch.traffic import TrafficMode, storages
+from kscope.engine.dispatch.working_set import touched_bytes
 from kscope.engine.measure.profiling import is_nonwork, record_events
 from kscope.report.place import Place, sorted_places
 from kscope.trace.kernels import Dispatched, Launch, TraceSummary, is_custom_op, summarize
@@ -121,6 +122,9 @@ class AccountedFigures:
     lines: tuple[Place, ...]
     flops: int | None
     """None: unknown (some launch's op has no FLOP count, or no ATen op owns the launch)."""
+    working_set_bytes: int | None = None
+    """The most distinct bytes one launch's ops touch (engine.dispatch.working_set.touched_bytes);
+    None: no launch of the row has ops."""
 
 
 def figures_per_name(
@@ -135,6 +139,7 @@ def figures_per_name(
     read: dict[tuple[str, str], int] = {}
     written: dict[tuple[str, str], int] = {}
     places: dict[tuple[str, str], set] = {}
+    touched: dict[tuple[str, str], int] = {}
     seen_owner: set[int] = set()
     for launch in accounting.launches:
         if not keep(launch):
@@ -150,13 +155,16 @@ def figures_per_name(
         if launch.owner is None or launch.owner in seen_owner:
             continue
         seen_owner.add(launch.owner)
+        if done.by_owner.get(launch.owner):
+            touched[key] = max(touched.get(key, 0), touched_bytes(done.by_owner[launch.owner]))
         for op in done.by_owner.get(launch.owner, ()):
             read[key] += op.read
             written[key] += op.written
             if op.place is not None:
                 mine.add(op.place)
     flops = _flops_per_name(done, keep)
-    return {key: AccountedFigures(read[key], written[key], sorted_places(places[key]), flops.get(key)) for key in places}
+    return {key: AccountedFigures(read[key], written[key], sorted_places(places[key]), flops.get(key), touched.get(key))
+            for key in places}
 
 
 def _flops_per_name(done: Accounted, keep: Callable[[Launch], bool]) -> dict[tuple[str, str], int | None]:
@@ -195,7 +203,8 @@ def figures_per_launch(
         return None if total is None else total // max(1, counts[name])
 
     return {
-        name: AccountedFigures(one(name, f.bytes_read), one(name, f.bytes_written), f.lines, one(name, f.flops))
+        name: AccountedFigures(one(name, f.bytes_read), one(name, f.bytes_written), f.lines, one(name, f.flops),
+                               f.working_set_bytes)  # already one launch's
         for name, f in per_name.items()
     }
 

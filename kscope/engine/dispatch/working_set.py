@@ -24,6 +24,16 @@ class WorkingSet:
     (inputs, weights), and what it returned."""
 
 
+def touched_bytes(ops) -> int:
+    """The distinct bytes these ops touch: each storage once, at the most bytes one of them covers
+    there (one launch's, engine.dispatch.accounting: an in-place add reads and writes one array)."""
+    size: dict = {}
+    for op in ops:
+        for key, nbytes in op.sizes.items():
+            size[key] = max(size.get(key, 0), nbytes)
+    return sum(size.values())
+
+
 def working_set(ops, returned: set) -> WorkingSet:
     """ops: the accounted call's OpTraffic in order; returned: the storages of its outputs."""
     size: dict = {}

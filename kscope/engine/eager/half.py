@@ -145,6 +145,7 @@ def aggregate(timed: TraceSummary, calls: int, per_name: dict[tuple[str, str], A
                 bytes_saved=None if phase == "forward" else 0,  # not told apart in eager (see Kernel)
                 shares=shares.of((phase, name), figures, per_call, time_us),
                 flops=None if figures is None else figures.flops,
+                working_set_bytes=None if figures is None else figures.working_set_bytes,
             )
         )
     return kernels

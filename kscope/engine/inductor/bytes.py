@@ -38,6 +38,7 @@ import torch
 
 from kscope.engine.inductor.node_flops import node_flops
 from kscope.engine.inductor.sizes import hint, iterations
+from kscope.engine.inductor.touched import corrected_touched, touched
 from kscope.report.measures import sum_known
 
 _TMP = re.compile(r"\btmp\d+\b")
@@ -92,6 +93,9 @@ class NodeBytes:
     traces: dict[str, str] = field(default_factory=dict)
     """Post-grad node -> its own stack trace: which line each of a fused kernel's ops is
     (engine.inductor.node_lines; the kernel's logged traces are a set, not per node)."""
+    touched: dict[str, int] | None = None
+    """Each buffer and graph input the node reads or writes -> the bytes it covers there, as
+    corrected: what its kernel's working set is summed from (KernelBytes.working_set); None: unknown."""
 
 
 def saved_for_backward(nodes) -> frozenset[str] | None:
@@ -128,12 +132,12 @@ def node_bytes(node, saved: frozenset[str] | None = frozenset()) -> NodeBytes:
     counted = _inductor_count(node, reads)
     if _data_dependent(node):
         # inductor's own count hints such a size with 0: a guess, never shown as a count
-        return replace(counted, read=None, written=None, saved=None, flops=None, unknown=DATA_DEPENDENT)
+        return replace(counted, read=None, written=None, saved=None, flops=None, touched=None, unknown=DATA_DEPENDENT)
     counted = replace(counted, saved=None if saved is None else _saved_bytes(node, saved))
     counted = _corrected(counted, _gather_corrections(node, reads))
     fallback, unsure = _fallback_only(node.node) if counted.kind == "extern" else (set(), None)
     if unsure:  # counting each frozen weight it is handed could count one it never reads
-        return replace(counted, read=None, written=None, saved=None, unknown=unsure)
+        return replace(counted, read=None, written=None, saved=None, touched=None, unknown=unsure)
     counted = _corrected(counted, _constant_corrections(counted.inputs, reads, fallback) + _unused_output(node, counted))
     return _with_copy(node, counted)
 
@@ -146,7 +150,8 @@ def _inductor_count(node, reads: dict) -> NodeBytes:
     origins = [o for sn in node.get_nodes() if sn.node is not None for o in sn.node.origins]
     outputs = {buf.get_name(): _buffer_bytes(buf.node) for buf in node.get_outputs()}
     # the uncached form of get_write_buffer_sizes: a dynamic graph is counted again at each size
-    written = sum(node.get_read_write_buffer_accesses(include_reads=False, include_writes=True).values())
+    writes = node.get_read_write_buffer_accesses(include_reads=False, include_writes=True)
+    written = sum(writes.values())
     return NodeBytes(
         kind, _provenance_key(node, kind, origins), sum(reads.values()), written, node.get_read_write_buffers_sizes(),
         name=node.get_name(),
@@ -154,6 +159,7 @@ def _inductor_count(node, reads: dict) -> NodeBytes:
         inputs=tuple(sorted({dep.name for dep in node.read_writes.reads} - set(outputs))),
         reduction=bool(getattr(node, "is_reduction", lambda: False)()),
         flops=node_flops(node, kind),
+        touched=touched(reads, writes, node),
         traces={o.name: o.meta["stack_trace"] for o in origins if o.meta.get("stack_trace")},
     )
 
@@ -184,10 +190,12 @@ def _saved_bytes(node, saved: frozenset[str]) -> int:
 
 def _corrected(counted: NodeBytes, corrections: list[Correction]) -> NodeBytes:
     """`counted` with kscope's corrections: an unused output's to what the node writes, the
-    others' to what it reads."""
+    others' to what it reads (and to the bytes it touches in that buffer)."""
     read = counted.read + sum(c.kscope - c.inductor for c in corrections if c.rule != UNUSED_OUTPUT)
     written = counted.written + sum(c.kscope - c.inductor for c in corrections if c.rule == UNUSED_OUTPUT)
-    return replace(counted, read=read, written=written, corrections=counted.corrections + tuple(corrections))
+    mended = corrected_touched(counted.touched, corrections, UNUSED_OUTPUT)
+    return replace(counted, read=read, written=written, touched=mended,
+                   corrections=counted.corrections + tuple(corrections))
 
 
 def _gather_corrections(node, reads: dict) -> list[Correction]:

@@ -48,7 +48,7 @@ TRACE_LOGGER = "torch.__trace"
 FUSION_LOGGER = "torch._inductor.scheduler.__fusion"
 CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 """Where inductor says why it skipped CUDA graphs for a graph (log_cudagraph_skip_and_bump_counter)."""
-STORE_FORMAT = "kscope-traffic-11\n"
+STORE_FORMAT = "kscope-traffic-13\n"
 """Part of the store's key: entries written by an older kscope (another format) are not read."""
 
 

@@ -40,9 +40,17 @@ class KernelBytes:
     """Of `outputs`, those a reduction writes (complete only once it has run through)."""
     traces: dict[str, str] = field(default_factory=dict)
     """Post-grad node -> its own stack trace (NodeBytes.traces)."""
+    touched: dict[str, int] | None = None
+    """Each buffer and graph input its nodes read or write -> the most bytes one of them covers
+    there (NodeBytes.touched); None: unknown."""
     post: tuple[str, ...] = ()
     """The post-grad nodes provenance lists for it (GraphCapture.kernel_bytes), kept for a backward
     graph, whose cache hit logs none (GraphCapture.restore_provenance)."""
+
+    @property
+    def working_set(self) -> int | None:
+        """The distinct bytes one run of the kernel touches; None: unknown."""
+        return None if self.touched is None else sum(self.touched.values())
 
 
 @dataclass(frozen=True)
@@ -95,4 +103,19 @@ def summed(nodes: list[NodeBytes]) -> KernelBytes:
         nodes=tuple(n.name for n in nodes),
         reduced=tuple(buf for n in nodes if n.reduction for buf in n.outputs),
         traces={node: trace for n in nodes for node, trace in n.traces.items()},
+        touched=_touched(nodes),
     )
+
+
+def _touched(nodes: list[NodeBytes]) -> dict[str, int] | None:
+    """The buffers a kernel's nodes touch, each once: where one node writes a buffer another of
+    the same kernel reads (several nodes in one C++ kernel), inductor counts it twice, memory
+    holds it once."""
+    if not nodes or any(n.touched is None for n in nodes):
+        return None
+    out: dict[str, int] = {}
+    for n in nodes:
+        for name, nbytes in n.touched.items():
+            out[name] = max(out.get(name, 0), nbytes)
+    return out
+

@@ -61,6 +61,8 @@ class CompiledKernel:
     """Inductor's FLOPs for it, per run (engine.inductor.node_flops); None: unknown."""
     weights: tuple[LineWeight, ...] = ()
     """How its bytes are shared among its lines (engine.inductor.node_lines)."""
+    working_set_bytes: int | None = None
+    """The distinct bytes one run touches (kernel_bytes.working_set); None: unknown."""
 
 
 def stable_handles(handles) -> dict[str, str]:
@@ -188,6 +190,7 @@ def compiled_kernels(
                 unknown=None if rw is None else rw.unknown,
                 flops=None if rw is None else rw.flops,
                 weights=weights,
+                working_set_bytes=None if rw is None else rw.working_set,
             )
         )
     return out

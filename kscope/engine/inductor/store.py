@@ -82,6 +82,7 @@ def kernel_bytes_to_dict(k: KernelBytes) -> dict:
         "layout": k.layout, "why": k.why, "copy": k.copy, "outputs": dict(k.outputs), "inputs": list(k.inputs),
         "nodes": list(k.nodes), "reduced": list(k.reduced), "unknown": k.unknown, "flops": k.flops,
         "traces": dict(k.traces), "post": list(k.post),
+        "touched": None if k.touched is None else dict(k.touched),
     }
 
 
@@ -92,6 +93,7 @@ def kernel_bytes_from_dict(d: dict) -> KernelBytes:
         copy=bool(d.get("copy")), layout=d.get("layout"), why=d.get("why"), outputs=dict(d.get("outputs", {})),
         inputs=tuple(d.get("inputs", ())), nodes=tuple(d.get("nodes", ())), reduced=tuple(d.get("reduced", ())),
         traces=dict(d.get("traces") or {}), post=tuple(d.get("post", ())),
+        touched=None if d.get("touched") is None else dict(d["touched"]),
     )
 
 
