@@ -23,10 +23,15 @@ def _gap(worker: Worker, request: RunRequest, shown_after: float | None) -> floa
     if shown_after is not None:
         time.sleep(shown_after)
         worker.send_shown(rid)
-    report = worker.read(300)
-    while report is not None and report.type == "phase":  # a compile's start and end (worker.clock)
+    report, timing = worker.read(300), []
+    while report is not None and report.type in ("phase", "timing"):  # a compile's start and end (worker.clock)
+        if report.type == "timing":  # the worker says it times now: after the wait, once
+            timing.append(time.monotonic() - arrived)
         report = worker.read(300)
     assert report is not None and report.type == "report", report
+    assert len(timing) == 1, timing
+    if shown_after is not None:
+        assert timing[0] >= shown_after, (timing, shown_after)
     assert not report.report.errors, report.report.errors
     return time.monotonic() - arrived
 

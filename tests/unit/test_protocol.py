@@ -17,6 +17,7 @@ from kscope.worker.protocol import (
     report_line,
     request_line,
     shown_line,
+    timing_line,
 )
 
 
@@ -39,6 +40,8 @@ def test_a_sweep_request_keeps_its_run_and_its_sizes():
 def test_shown_and_ready():
     assert read_request(shown_line(5)) == (None, Shown(5))
     assert read_message(ready_line()).type == "ready" and read_message(ready_line()).report is None
+    timing = read_message(timing_line(7))
+    assert (timing.type, timing.id, timing.report) == ("timing", 7, None)
 
 
 def test_a_report_message_carries_the_report_typed():
