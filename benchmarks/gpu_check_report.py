@@ -90,6 +90,22 @@ def samples(jsonl: str) -> None:
         print(f'{_name(r)}: eager {e and e["launches"]} launches {_total(e)} B; '
               f'compiled {c and c["launches"]} launches {_total(c)} B {names}; errors {r["errors"]}')
         print(f'  memory: {_memory(e)} -> {_memory(c)}')
+        print(f'  roofs: {_roofs(r.get("roofs") or [])}; judged: eager {_judged(e)}, compiled {_judged(c)}')
+
+
+def _roofs(roofs: list[dict]) -> str:
+    """Each level's roof: "L2 1234 GB/s (50.3 MB, measured: ...) | main memory 4800 GB/s (-, data sheet of H200)"."""
+    def one(x: dict) -> str:
+        rate = "? GB/s" if x["gbps"] is None else f'{x["gbps"]:.0f} GB/s'
+        cap = "-" if x["capacity_bytes"] is None else f'{x["capacity_bytes"] / 1e6:.3g} MB'
+        return f'{x["level"]} {rate} ({cap}, {x["source"]})'
+    return " | ".join(one(x) for x in roofs) or "none"
+
+
+def _judged(m: dict | None) -> str:
+    """The roof a mode's kernels were judged against, and its working set."""
+    roof = (m or {}).get("roof") or {}
+    return f'{roof.get("level")} (working set {(m or {}).get("working_set_bytes")} B: {roof.get("why")})'
 
 
 def _memory(m: dict | None) -> str:

@@ -84,6 +84,12 @@ def test_one_report_a_line_for_each_sample_it_ran_with_the_seeds_figures(smoke):
             "['cpp_fused_add_relu_0']; errors []") in text
     # the memory line: the seed's peaks (two arrays eagerly, one compiled); no allocator peak on the CPU
     assert f"  memory: peak {2 * N * F32} B saved 0 B -> peak {N * F32} B saved 0 B" in text
+    # the roofs line: every level, main memory last; each mode judged by its working set (4n, 3n floats)
+    (roofs,) = [line for line in text.splitlines() if line.startswith("  roofs: ")]
+    levels = roofs.split("; judged: ")[0].removeprefix("  roofs: ").split(" | ")
+    assert len(levels) == len(seed["roofs"]) and levels[-1].startswith("main memory "), levels
+    assert f"eager {e['roof']['level']} (working set {4 * N * F32} B: " in roofs
+    assert f"compiled {c['roof']['level']} (working set {3 * N * F32} B: " in roofs
 
 
 def test_the_worker_start_the_ranks_and_the_modes_ran(smoke):
